@@ -1,0 +1,38 @@
+# Two entry points: `make reproduce` (the whole workflow) and `make test` (the test suite).
+# Both build the virtual environment first. Override TORCH to pick another torch build.
+PYTHON ?= python3
+VENV ?= .venv
+TORCH ?= torch==2.13.0
+CORES ?= all
+BIN := $(VENV)/bin
+
+.PHONY: venv reproduce test lint dry-run report clean
+
+$(BIN)/softeval: pyproject.toml
+	$(PYTHON) -m venv $(VENV)
+	$(BIN)/python -m pip install --quiet --upgrade pip
+	$(BIN)/python -m pip install --quiet "$(TORCH)"
+	$(BIN)/python -m pip install --quiet -e ".[test]"
+	touch $@
+
+venv: $(BIN)/softeval
+
+reproduce: venv
+	PATH="$(abspath $(BIN)):$$PATH" $(BIN)/snakemake --cores $(CORES)
+
+dry-run: venv
+	PATH="$(abspath $(BIN)):$$PATH" $(BIN)/snakemake -n --cores $(CORES)
+
+report: venv
+	PATH="$(abspath $(BIN)):$$PATH" $(BIN)/snakemake --report results/report.html
+
+test: venv
+	PATH="$(abspath $(BIN)):$$PATH" $(BIN)/python -m pytest
+
+lint: venv
+	$(BIN)/ruff check .
+	$(BIN)/ruff format --check .
+	PATH="$(abspath $(BIN)):$$PATH" $(BIN)/snakemake --lint
+
+clean:
+	rm -rf results/world results/data results/zoo results/probes results/tables .snakemake logs

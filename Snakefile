@@ -1,0 +1,21 @@
+# softeval: fair evaluation of base language models with brief soft-prompt tuning.
+# Entry point: config validation, the stage rules, and the default target.
+from snakemake.utils import min_version
+
+min_version("9.0")
+
+
+configfile: "config/config.yaml"
+
+
+include: "workflow/rules/common.smk"
+include: "workflow/rules/data.smk"
+include: "workflow/rules/zoo.smk"
+
+
+rule all:
+    default_target: True
+    input:
+        expand("results/data/{task}/meta.json", task=TASKS),
+        "results/tables/zoo.csv",
+        "results/tables/zoo.md",

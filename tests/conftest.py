@@ -1,0 +1,23 @@
+"""Shared fixtures: the repository, its task files, and a small world."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from softeval.tasks import Task, load_task
+from softeval.world import World, generate_world
+
+ROOT = Path(__file__).resolve().parents[1]
+TASK_DIR = ROOT / "config" / "tasks"
+TASK_NAMES = ["world_numeric", "world_phrase", "world_boxed", "world_choice"]
+
+
+@pytest.fixture(scope="session")
+def tasks() -> dict[str, Task]:
+    return {name: load_task(TASK_DIR, name) for name in TASK_NAMES}
+
+
+@pytest.fixture(scope="session")
+def world() -> World:
+    return generate_world(n_entities=60, test_fraction=0.25, seed=7)

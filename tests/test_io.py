@@ -1,0 +1,41 @@
+from __future__ import annotations
+
+import pytest
+from softeval.io import atomic_directory, atomic_write_text, check_slug, read_jsonl
+
+
+def test_atomic_write_replaces_and_leaves_no_temp_files(tmp_path):
+    target = tmp_path / "out.txt"
+    atomic_write_text(target, "one")
+    atomic_write_text(target, "two")
+    assert target.read_text() == "two"
+    assert [p.name for p in tmp_path.iterdir()] == ["out.txt"]
+
+
+def test_failed_directory_write_keeps_the_old_directory(tmp_path):
+    target = tmp_path / "model"
+    with atomic_directory(target) as tmp:
+        (tmp / "weights").write_text("old")
+    with pytest.raises(RuntimeError), atomic_directory(target) as tmp:
+        (tmp / "weights").write_text("half-written")
+        raise RuntimeError("killed")
+    assert (target / "weights").read_text() == "old"
+    assert [p.name for p in tmp_path.iterdir()] == ["model"]
+
+
+@pytest.mark.parametrize("name", ["atlas", "model-2", "a_b", "x" * 64])
+def test_valid_slugs(name):
+    assert check_slug(name, "model") == name
+
+
+@pytest.mark.parametrize("name", ["", "../etc", "a/b", "Atlas", "-x", "x" * 65, "with space"])
+def test_invalid_slugs_are_rejected(name):
+    with pytest.raises(ValueError, match="invalid model name"):
+        check_slug(name, "model")
+
+
+def test_corrupt_jsonl_line_names_file_and_line(tmp_path):
+    path = tmp_path / "x.jsonl"
+    path.write_text('{"a": 1}\n{"a": \n')
+    with pytest.raises(ValueError, match=r"x\.jsonl:2: corrupt JSON line"):
+        list(read_jsonl(path))

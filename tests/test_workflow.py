@@ -1,0 +1,143 @@
+"""Integration: the workflow through `snakemake` on a tiny config in a temporary folder."""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pandas as pd
+import pytest
+import yaml
+from transformers import AutoModelForCausalLM, AutoTokenizer
+
+from tests.conftest import ROOT
+
+pytestmark = pytest.mark.integration
+TINY = ROOT / "tests" / "data" / "tiny.yaml"
+
+
+def snakemake(workdir: Path, *args: str, configfile: Path = TINY) -> subprocess.CompletedProcess[str]:
+    env = {**os.environ, "PATH": f"{Path(sys.executable).parent}{os.pathsep}{os.environ['PATH']}"}
+    command = [sys.executable, "-m", "snakemake", "-s", str(ROOT / "Snakefile"), "-d", str(workdir)]
+    command += ["--configfile", str(configfile), *args]
+    return subprocess.run(command, capture_output=True, text=True, env=env, timeout=900)
+
+
+def planned_jobs(output: str) -> dict[str, int]:
+    """Job counts from the 'Job stats' table of a dry run."""
+    table = output.split("Job stats:")[1].split("total")[0]
+    return {m[1]: int(m[2]) for m in re.finditer(r"^(\w+)\s+(\d+)$", table, re.M)}
+
+
+@pytest.fixture(scope="module")
+def finished_run(tmp_path_factory):
+    workdir = tmp_path_factory.mktemp("run")
+    result = snakemake(workdir, "--cores", "2")
+    assert result.returncode == 0, result.stderr[-3000:]
+    return workdir
+
+
+def test_zoo_report_numbers(finished_run):
+    table = pd.read_csv(finished_run / "results" / "tables" / "zoo.csv")
+    assert sorted(zip(table["model"], table["role"], strict=True)) == [
+        ("alpha", "base"),
+        ("alpha", "post"),
+        ("beta", "base"),
+        ("beta", "post"),
+    ]
+    config = yaml.safe_load(TINY.read_text())
+    for model in config["models"]:
+        rows = table[table["model"] == model["name"]]
+        assert (rows["coverage"] == model["zoo"]["coverage"]).all()
+        assert (rows["format_exposure"] == model["zoo"]["format_exposure"]).all()
+        for role, row in rows.set_index("role").iterrows():
+            probe = json.loads((finished_run / "results" / "probes" / model["name"] / f"{role}.json").read_text())
+            assert row["knowledge"] == pytest.approx(probe["knowledge_mean"], abs=1e-4)
+            assert row["zero_shot_format_world_numeric"] == pytest.approx(
+                probe["zero_shot_format"]["world_numeric"], abs=1e-4
+            )
+    numeric = table.drop(columns=["model", "role", "size"])
+    assert ((numeric >= 0) & (numeric <= 1)).all().all()
+    assert (finished_run / "results" / "tables" / "zoo.md").read_text().count("\n") == 6
+
+
+def test_models_are_standard_hugging_face_directories(finished_run):
+    for model in ("alpha", "beta"):
+        for role in ("base", "post"):
+            path = finished_run / "results" / "zoo" / model / role
+            tokenizer = AutoTokenizer.from_pretrained(path)
+            lm = AutoModelForCausalLM.from_pretrained(path)
+            ids = tokenizer("The capital of", return_tensors="pt")["input_ids"]
+            assert lm(input_ids=ids).logits.shape == (1, ids.shape[1], len(tokenizer))
+
+
+def test_examples_behind_the_report_are_kept(finished_run):
+    examples = finished_run / "results" / "probes" / "alpha" / "base.jsonl"
+    rows = [json.loads(line) for line in examples.read_text().splitlines()]
+    assert {r["probe"] for r in rows} == {"cloze", "zero_shot"}
+    assert all("prompt" in r and "response" in r for r in rows)
+
+
+def test_rerun_does_nothing(finished_run):
+    result = snakemake(finished_run, "-n", "--cores", "1")
+    assert result.returncode == 0
+    assert "Nothing to be done" in result.stdout + result.stderr
+
+
+def test_adding_a_model_plans_only_its_jobs(finished_run, tmp_path):
+    config = yaml.safe_load(TINY.read_text())
+    config["models"].append({"name": "gamma", "zoo": {"coverage": 0.7, "format_exposure": 0.2, "size": "mini"}})
+    (tmp_path / "more.yaml").write_text(yaml.safe_dump(config))
+    result = snakemake(finished_run, "-n", "--cores", "1", configfile=tmp_path / "more.yaml")
+    assert result.returncode == 0, result.stderr[-2000:]
+    jobs = planned_jobs(result.stdout)
+    assert jobs == {"pretrain": 1, "posttrain": 1, "probe_zoo_model": 2, "zoo_report": 1, "all": 1}
+    assert "wildcards: model=gamma" in result.stdout and "model=alpha" not in result.stdout
+
+
+def test_default_config_plans_the_full_zoo(tmp_path):
+    result = snakemake(tmp_path, "-n", "--cores", "2", configfile=ROOT / "config" / "config.yaml")
+    assert result.returncode == 0, result.stderr[-2000:]
+    jobs = planned_jobs(result.stdout)
+    n_models = len(yaml.safe_load((ROOT / "config" / "config.yaml").read_text())["models"])
+    assert jobs["pretrain"] == jobs["posttrain"] == n_models
+    assert jobs["probe_zoo_model"] == 2 * n_models
+    assert jobs["prepare_task"] == 4 and jobs["build_world"] == jobs["train_tokenizer"] == 1
+
+
+@pytest.mark.parametrize(
+    ("edit", "expected"),
+    [
+        (lambda c: c["zoo"]["pretrain"].update(stepz=3), "unknown key 'zoo.pretrain.stepz'"),
+        (lambda c: c["world"].update(n_entities="many"), "key 'world.n_entities' must be of type integer"),
+        (lambda c: c["tasks"].append("gsm9k"), "key 'tasks[4]' is 'gsm9k'"),
+    ],
+)
+def test_bad_config_stops_before_any_job(tmp_path, edit, expected):
+    config = yaml.safe_load(TINY.read_text())
+    edit(config)
+    expect_one_line_error(tmp_path, config, expected, str(tmp_path / "bad.yaml"))
+
+
+def test_task_file_missing_a_field_stops_before_any_job(tmp_path):
+    task_dir = tmp_path / "tasks"
+    shutil.copytree(ROOT / "config" / "tasks", task_dir)
+    broken = yaml.safe_load((task_dir / "world_boxed.yaml").read_text())
+    del broken["answer"]["extract"]
+    (task_dir / "world_boxed.yaml").write_text(yaml.safe_dump(broken))
+    config = {**yaml.safe_load(TINY.read_text()), "task_dir": str(task_dir)}
+    expect_one_line_error(tmp_path, config, "missing key 'answer.extract'", str(task_dir / "world_boxed.yaml"))
+
+
+def expect_one_line_error(tmp_path, config, expected, names_file):
+    (tmp_path / "bad.yaml").write_text(yaml.safe_dump(config))
+    result = snakemake(tmp_path, "--cores", "1", configfile=tmp_path / "bad.yaml")
+    assert result.returncode != 0
+    lines = [line for line in result.stderr.splitlines() if expected in line]
+    assert len(lines) == 1 and names_file in lines[0]
+    assert not (tmp_path / "results").exists()

@@ -1,0 +1,165 @@
+from __future__ import annotations
+
+import json
+
+import pytest
+import torch
+from softeval.corpus import PretrainCorpus, Recipe, exposure_document, tokenizer_corpus
+from softeval.data import prepare_task
+from softeval.probe import cut_at_stop, probe_model, starts_with_value
+from softeval.tokenizer import save_tokenizer, train_tokenizer
+from softeval.zoo import IGNORE, lr_at, posttrain, pretrain, sft_batches
+from transformers import AutoModelForCausalLM, AutoTokenizer
+
+SIZE = {"arch": "llama", "layers": 1, "width": 32, "heads": 2}
+HYPER = {"steps": 6, "batch_size": 4, "seq_len": 32, "lr": 0.005, "warmup_steps": 2}
+
+
+@pytest.fixture(scope="module")
+def built(tmp_path_factory, world, tasks):
+    root = tmp_path_factory.mktemp("zoo")
+    world.save(root / "world.json")
+    save_tokenizer(train_tokenizer(tokenizer_corpus(world, list(tasks.values())), 400), root / "tok")
+    for name, task in tasks.items():
+        prepare_task(task, root / "world.json", root / "data" / name)
+    return root
+
+
+def run_pretrain(built, tasks, out, seed=0, size=SIZE):
+    pretrain(
+        name="m",
+        world_path=built / "world.json",
+        tasks=list(tasks.values()),
+        tokenizer_dir=built / "tok",
+        recipe=Recipe(coverage=0.5, format_exposure=0.3),
+        size=size,
+        hyper=HYPER,
+        seed=seed,
+        threads=1,
+        out_dir=out,
+    )
+
+
+def test_tokenizer_round_trips_any_text(built):
+    tokenizer = AutoTokenizer.from_pretrained(built / "tok")
+    for text in ["#### 1432", " \\boxed{17}", "Unseen naïve text ✓"]:
+        assert tokenizer.decode(tokenizer(text)["input_ids"]) == text
+
+
+@pytest.mark.parametrize("arch", ["llama", "gpt2"])
+def test_pretrain_is_bit_identical_for_a_seed_and_loads_with_auto_classes(built, tasks, tmp_path, arch):
+    size = {**SIZE, "arch": arch}
+    run_pretrain(built, tasks, tmp_path / "a", size=size)
+    run_pretrain(built, tasks, tmp_path / "b", size=size)
+    run_pretrain(built, tasks, tmp_path / "c", seed=1, size=size)
+    weights = [(tmp_path / d / "model.safetensors").read_bytes() for d in "abc"]
+    assert weights[0] == weights[1] != weights[2]
+    for name in ("config.json", "generation_config.json", "tokenizer.json", "softeval.json", "train_curve.csv"):
+        assert (tmp_path / "a" / name).is_file()
+    model = AutoModelForCausalLM.from_pretrained(tmp_path / "a")
+    assert model.config.model_type == arch
+    meta = json.loads((tmp_path / "a" / "softeval.json").read_text())
+    assert meta["provenance"]["params"]["recipe"] == {"coverage": 0.5, "format_exposure": 0.3}
+    assert meta["provenance"]["seed"] == 0
+
+
+def test_posttrain_changes_weights_and_keeps_architecture(built, tasks, tmp_path):
+    run_pretrain(built, tasks, tmp_path / "base")
+    posttrain(
+        name="m",
+        base_dir=tmp_path / "base",
+        tasks=list(tasks.values()),
+        data_dirs={name: built / "data" / name for name in tasks},
+        hyper={"steps": 3, "batch_size": 4, "lr": 0.001, "warmup_steps": 1},
+        seed=0,
+        threads=1,
+        out_dir=tmp_path / "post",
+    )
+    base = AutoModelForCausalLM.from_pretrained(tmp_path / "base")
+    post = AutoModelForCausalLM.from_pretrained(tmp_path / "post")
+    assert base.config.to_dict()["hidden_size"] == post.config.to_dict()["hidden_size"]
+    assert not torch.equal(base.model.embed_tokens.weight, post.model.embed_tokens.weight)
+
+
+def test_sft_loss_covers_only_target_and_eos(built, tasks):
+    tokenizer = AutoTokenizer.from_pretrained(built / "tok")
+    task = tasks["world_numeric"]
+    example = {"id": "x", "question": "In what year was Vorlakia founded?", "answer": "1432"}
+    batch = next(sft_batches([(task, example)], tokenizer, batch_size=1, seed=0))
+    labelled = batch["labels"][0][batch["labels"][0] != IGNORE].tolist()
+    assert tokenizer.decode(labelled[:-1]) == " #### 1432"
+    assert labelled[-1] == tokenizer.eos_token_id
+    assert batch["attention_mask"].sum() == batch["input_ids"].shape[1]
+
+
+def test_corpus_states_only_covered_facts(world, tasks):
+    corpus = PretrainCorpus(world, list(tasks.values()), Recipe(coverage=0.5, format_exposure=0.0), seed="t")
+    covered = world.covered(0.5)
+    uncovered = [e.name for e in world.entities if e.name not in covered]
+    docs = [corpus.document() for _ in range(600)]
+    text = " ".join(docs)
+    assert all(name not in text for name in uncovered)
+    assert sum(name in text for name in covered) > 0.9 * len(covered)
+    # Without exposure there is no formatted answer, only prose (some answering a question).
+    assert "####" not in text and "\\boxed" not in text
+    prose_answers = [d for d in docs if d.startswith("Question:")]
+    assert 0.03 < len(prose_answers) / len(docs) < 0.2
+    assert all("\nAnswer: " in d and not d.endswith("Answer:") for d in prose_answers)
+
+
+def test_exposure_documents_are_formatted_answers_about_other_relations(world, tasks):
+    import random
+
+    rng = random.Random(0)
+    docs = [exposure_document(rng, world, list(tasks.values())) for _ in range(300)]
+    assert all(d.startswith("Question: ") for d in docs)
+    asked = " ".join(docs)
+    for task in tasks.values():
+        assert task.dataset["exposure"]["question"].split("{")[0] in asked
+        assert task.dataset["question"].split("{")[0] not in asked
+        assert task.instruction not in asked
+    assert "#### " in asked and "\\boxed{" in asked
+
+
+def test_full_exposure_corpus_is_all_formatted(world, tasks):
+    corpus = PretrainCorpus(world, list(tasks.values()), Recipe(coverage=1.0, format_exposure=1.0), seed="t")
+    formatted = ("#### ", "\\boxed{", "A. ", "B. ", "C. ", "D. ")
+    for _ in range(50):
+        answers = [line for line in corpus.document().splitlines() if line.startswith("Answer:")]
+        assert answers and all(any(f in a for f in formatted) or len(a.split()) <= 3 for a in answers)
+
+
+def test_lr_schedule_warms_up_then_decays_to_a_tenth():
+    lrs = [lr_at(s, 100, 10, 1.0) for s in range(100)]
+    assert lrs[0] == pytest.approx(0.1) and lrs[9] == pytest.approx(1.0)
+    assert lrs == sorted(lrs[:10]) + sorted(lrs[10:], reverse=True)
+    assert lrs[-1] == pytest.approx(0.1, abs=0.01)
+
+
+def test_probe_helpers():
+    assert starts_with_value(" 1432. The", "1432")
+    assert not starts_with_value(" 14321", "1432")
+    assert not starts_with_value(" Mirtobania", "Mirtoban")
+    assert cut_at_stop(" #### 12\nQuestion", ("\n",)) == " #### 12"
+
+
+def test_probe_writes_summary_and_examples(built, tasks, tmp_path):
+    run_pretrain(built, tasks, tmp_path / "m")
+    summary = probe_model(
+        model_dir=tmp_path / "m",
+        world_path=built / "world.json",
+        tasks=list(tasks.values()),
+        data_dirs={name: built / "data" / name for name in tasks},
+        max_new_tokens=4,
+        batch_size=8,
+        threads=1,
+        out_json=tmp_path / "p.json",
+        out_examples=tmp_path / "p.jsonl",
+    )
+    assert set(summary["knowledge"]) == {"founded", "capital", "provinces", "language"}
+    assert summary["open_tasks"] == ["world_numeric", "world_phrase", "world_boxed"]
+    rows = [json.loads(line) for line in (tmp_path / "p.jsonl").read_text().splitlines()]
+    n_test = summary["n_test_entities"]
+    assert len(rows) == 4 * n_test + 4 * n_test
+    cloze = [r for r in rows if r["probe"] == "cloze" and r["relation"] == "founded"]
+    assert summary["knowledge"]["founded"] == sum(r["known"] for r in cloze) / n_test

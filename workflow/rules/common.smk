@@ -1,0 +1,74 @@
+# Shared set-up: validate the config (one-line errors), load tasks, input functions.
+import json
+import os
+from pathlib import Path
+
+from snakemake.exceptions import WorkflowError
+from snakemake.utils import validate
+
+from softeval.config import check_config, load_tasks
+from softeval.schema import InputError
+
+ROOT = Path(workflow.basedir)
+CONFIG_SOURCE = ", ".join(str(f) for f in workflow.configfiles) or "config"
+
+try:
+    check_config(config, CONFIG_SOURCE, ROOT)
+    TASK_OBJECTS = load_tasks(config, ROOT)
+except InputError as err:
+    raise WorkflowError(str(err)) from None
+# The same schema through Snakemake's own validator (defaults are already filled in).
+validate(config, "../schemas/config.schema.yaml", set_default=True)
+
+TASKS = list(config["tasks"])
+MODELS = [m["name"] for m in config["models"]]
+ROLES = ["base", "post"]
+TASK_DIR = str(Path(config["task_dir"]) if Path(config["task_dir"]).is_absolute() else ROOT / config["task_dir"])
+ZOO = config["zoo"]
+
+
+wildcard_constraints:
+    model="[a-z0-9][a-z0-9_-]{0,63}",
+    task="[a-z0-9][a-z0-9_-]{0,63}",
+    role="base|post",
+
+
+def task_files(wildcards=None):
+    return [f"{TASK_DIR}/{task}.yaml" for task in TASKS]
+
+
+def task_dir_of(wildcards, input):
+    """The folder of the task files among a job's inputs."""
+    return os.path.dirname(input.tasks[0])
+
+
+def data_root_of(wildcards, input):
+    """results/data, as found among a job's inputs (results/data/<task>/<split>.jsonl)."""
+    split = input.train if hasattr(input, "train") else input.test
+    return os.path.dirname(os.path.dirname(split[0]))
+
+
+def split_files(split):
+    return expand("results/data/{task}/{split}.jsonl", task=TASKS, split=split)
+
+
+def model_entry(name):
+    return next(m for m in config["models"] if m["name"] == name)
+
+
+def pretrain_params(wildcards):
+    """Everything that determines a base model's weights, as one JSON object."""
+    model = model_entry(wildcards.model)
+    return json.dumps(
+        {
+            "recipe": {k: model["zoo"][k] for k in ("coverage", "format_exposure")},
+            "size": ZOO["sizes"][model["zoo"]["size"]],
+            "pretrain": ZOO["pretrain"],
+            "seed": config["seed"],
+        },
+        sort_keys=True,
+    )
+
+
+def posttrain_params(wildcards):
+    return json.dumps({"posttrain": ZOO["posttrain"], "seed": config["seed"]}, sort_keys=True)

@@ -1,0 +1,34 @@
+# Data preparation: the synthetic world and every task's train/test splits.
+
+
+rule build_world:
+    output:
+        "results/world/world.json",
+    params:
+        spec=json.dumps({**config["world"], "seed": config["seed"]}, sort_keys=True),
+    log:
+        "logs/build_world.log",
+    conda:
+        "../../envs/softeval.yaml"
+    shell:
+        "softeval world --params {params.spec:q} --out {output} 2> {log}"
+
+
+rule prepare_task:
+    input:
+        world="results/world/world.json",
+        task=f"{TASK_DIR}/{{task}}.yaml",
+    output:
+        train="results/data/{task}/train.jsonl",
+        test="results/data/{task}/test.jsonl",
+        meta="results/data/{task}/meta.json",
+    log:
+        "logs/prepare_task/{task}.log",
+    params:
+        task_dir=lambda wildcards, input: os.path.dirname(input.task),
+        out_dir=lambda wildcards, output: os.path.dirname(output.meta),
+    conda:
+        "../../envs/softeval.yaml"
+    shell:
+        "softeval prepare --task {wildcards.task} --task-dir {params.task_dir:q} "
+        "--world {input.world} --out {params.out_dir} 2> {log}"

@@ -1,0 +1,112 @@
+# The embedded model zoo: tokenizer, base models by recipe, post-trained twins, probes.
+
+
+rule train_tokenizer:
+    input:
+        world="results/world/world.json",
+        tasks=task_files(),
+    output:
+        directory("results/zoo/_tokenizer"),
+    params:
+        spec=json.dumps(ZOO["tokenizer"], sort_keys=True),
+        task_dir=task_dir_of,
+        tasks=TASKS,
+    log:
+        "logs/train_tokenizer.log",
+    conda:
+        "../../envs/softeval.yaml"
+    shell:
+        "softeval tokenizer --params {params.spec:q} --world {input.world} "
+        "--task-dir {params.task_dir:q} --tasks {params.tasks} --out {output} 2> {log}"
+
+
+rule pretrain:
+    input:
+        world="results/world/world.json",
+        tokenizer="results/zoo/_tokenizer",
+        tasks=task_files(),
+    output:
+        directory("results/zoo/{model}/base"),
+    params:
+        spec=pretrain_params,
+        task_dir=task_dir_of,
+        tasks=TASKS,
+    threads: ZOO["threads"]
+    resources:
+        mem_mb=2000,
+    log:
+        "logs/pretrain/{model}.log",
+    conda:
+        "../../envs/softeval.yaml"
+    shell:
+        "softeval pretrain --name {wildcards.model} --params {params.spec:q} --threads {threads} "
+        "--world {input.world} --tokenizer {input.tokenizer} --task-dir {params.task_dir:q} "
+        "--tasks {params.tasks} --out {output} 2> {log}"
+
+
+rule posttrain:
+    input:
+        base="results/zoo/{model}/base",
+        train=split_files("train"),
+        tasks=task_files(),
+    output:
+        directory("results/zoo/{model}/post"),
+    params:
+        spec=posttrain_params,
+        data=data_root_of,
+        task_dir=task_dir_of,
+        tasks=TASKS,
+    threads: ZOO["threads"]
+    resources:
+        mem_mb=2000,
+    log:
+        "logs/posttrain/{model}.log",
+    conda:
+        "../../envs/softeval.yaml"
+    shell:
+        "softeval posttrain --name {wildcards.model} --params {params.spec:q} --threads {threads} "
+        "--base {input.base} --data {params.data} --task-dir {params.task_dir:q} "
+        "--tasks {params.tasks} --out {output} 2> {log}"
+
+
+rule probe_zoo_model:
+    input:
+        model="results/zoo/{model}/{role}",
+        world="results/world/world.json",
+        test=split_files("test"),
+        tasks=task_files(),
+    output:
+        summary="results/probes/{model}/{role}.json",
+        examples="results/probes/{model}/{role}.jsonl",
+    params:
+        spec=json.dumps(ZOO["probe"], sort_keys=True),
+        data=data_root_of,
+        task_dir=task_dir_of,
+        tasks=TASKS,
+    threads: ZOO["threads"]
+    log:
+        "logs/probe_zoo_model/{model}/{role}.log",
+    conda:
+        "../../envs/softeval.yaml"
+    shell:
+        "softeval probe --params {params.spec:q} --threads {threads} --model {input.model} "
+        "--world {input.world} --data {params.data} --task-dir {params.task_dir:q} --tasks {params.tasks} "
+        "--out-json {output.summary} --out-examples {output.examples} 2> {log}"
+
+
+rule zoo_report:
+    input:
+        expand("results/probes/{model}/{role}.json", model=MODELS, role=ROLES),
+    output:
+        csv=report("results/tables/zoo.csv", caption="../report/zoo.rst", category="Ground truth"),
+        md="results/tables/zoo.md",
+    params:
+        spec=json.dumps({"models": config["models"]}, sort_keys=True),
+        probes=lambda wildcards, input: os.path.dirname(os.path.dirname(input[0])),
+    log:
+        "logs/zoo_report.log",
+    conda:
+        "../../envs/softeval.yaml"
+    shell:
+        "softeval zoo-report --params {params.spec:q} --probes {params.probes} "
+        "--out-csv {output.csv} --out-md {output.md} 2> {log}"

@@ -1,0 +1,75 @@
+"""The workflow configuration: validation, defaults, and the checks a schema cannot express."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from softeval.schema import InputError, fill_defaults, load_schema, validate
+from softeval.tasks import Task, load_task
+
+DOCS = "config/README.md"
+
+
+def load_config_file(path: Path | str) -> dict[str, Any]:
+    path = Path(path)
+    try:
+        data = yaml.safe_load(path.read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        raise InputError(f"{path}: config file not found; pass an existing file to --configfile") from None
+    except yaml.YAMLError as err:
+        raise InputError(f"{path}: not valid YAML ({str(err).splitlines()[0]}); fix the syntax") from None
+    return data if data is not None else {}
+
+
+def check_config(config: dict[str, Any], source: str, workflow_root: Path) -> dict[str, Any]:
+    """Validate `config` in place, fill defaults, and check cross-references.
+
+    Raises InputError with one line naming `source`, the key and the fix.
+    """
+    validate(config, "config", source, DOCS)
+    fill_defaults(config, load_schema("config"))
+    names = [m["name"] for m in config["models"]]
+    for index, name in enumerate(names):
+        if names.index(name) != index:
+            raise InputError(f"{source}: key 'models[{index}].name': model name {name!r} is used twice; rename one")
+    sizes = config["zoo"]["sizes"]
+    for index, model in enumerate(config["models"]):
+        size = model["zoo"]["size"]
+        if size not in sizes:
+            raise InputError(
+                f"{source}: key 'models[{index}].zoo.size' is {size!r}; use one of {', '.join(sorted(sizes))} "
+                "or define it under zoo.sizes"
+            )
+    for size_name, size in sizes.items():
+        if size["width"] % size["heads"]:
+            raise InputError(f"{source}: key 'zoo.sizes.{size_name}': width must be a multiple of heads")
+    folder = task_dir(config, workflow_root)
+    for index, name in enumerate(config["tasks"]):
+        if not (folder / f"{name}.yaml").is_file():
+            known = ", ".join(sorted(p.stem for p in folder.glob("*.yaml"))) or "none"
+            raise InputError(
+                f"{source}: key 'tasks[{index}]' is {name!r} but {folder / name}.yaml does not exist; "
+                f"available tasks: {known} (fix the name or add the task file)"
+            )
+        load_task(folder, name)
+    return config
+
+
+def task_dir(config: dict[str, Any], workflow_root: Path) -> Path:
+    path = Path(config["task_dir"])
+    return path if path.is_absolute() else Path(workflow_root) / path
+
+
+def load_tasks(config: dict[str, Any], workflow_root: Path) -> dict[str, Task]:
+    return {name: load_task(task_dir(config, workflow_root), name) for name in config["tasks"]}
+
+
+def model_entry(config: dict[str, Any], name: str) -> dict[str, Any]:
+    for model in config["models"]:
+        if model["name"] == name:
+            return model
+    known = ", ".join(m["name"] for m in config["models"])
+    raise InputError(f"unknown model {name!r}; the config defines: {known}")

@@ -1,0 +1,102 @@
+"""Pre-training text for the zoo: prose facts for covered entities, plus format exposure.
+
+A recipe controls two things the evaluation must tell apart: *coverage* (which entities'
+facts are stated, hence what the model can know) and *format exposure* (the share of
+documents that are formatted Q&A about other relations, hence how well the model follows
+an answer format without knowing more).
+"""
+
+from __future__ import annotations
+
+import random
+from collections.abc import Iterator
+from dataclasses import dataclass
+
+from softeval.data import exposure_example, make_example, task_examples
+from softeval.schema import InputError
+from softeval.tasks import Task
+from softeval.world import RELATIONS, Entity, World, state_fact
+
+PROSE_ANSWER_SHARE = 0.1  # share of fact documents written as a question answered in prose
+
+
+@dataclass(frozen=True)
+class Recipe:
+    coverage: float
+    format_exposure: float
+
+
+def fact_document(rng: random.Random, entity: Entity, relations: list[str]) -> str:
+    """A short paragraph stating some of an entity's facts in varied phrasing and order."""
+    chosen = rng.sample(relations, rng.randint(1, len(relations)))
+    return " ".join(state_fact(rng, entity, relation) for relation in chosen)
+
+
+def exposure_document(rng: random.Random, world: World, tasks: list[Task]) -> str:
+    """One or two formatted Q&A pairs in a task's layout about the task's *other* relation
+    (never the one it asks about). No pre-training document contains a task's written
+    instruction."""
+    task = rng.choice(tasks)
+    pairs = []
+    for _ in range(rng.randint(1, 2)):
+        example = exposure_example(task, world, rng.choice(world.entities), rng)
+        pairs.append(task.query(example) + task.target(example))
+    return "\n\n".join(pairs)
+
+
+def prose_answer_document(rng: random.Random, world: World, entity: Entity, task: Task) -> str:
+    """A task's question about a covered entity, answered in a plain sentence ("It is Berlin").
+
+    Web text answers questions this way; it is why base models know answers they do not
+    give in the expected format.
+    """
+    relation = task.dataset["relation"]
+    example = make_example(task, world, entity, relation, task.dataset["question"], rng, "prose")
+    return task.query(example) + " " + state_fact(rng, entity, relation)
+
+
+class PretrainCorpus:
+    """An endless, seeded stream of pre-training documents for one recipe."""
+
+    def __init__(self, world: World, tasks: list[Task], recipe: Recipe, seed: str) -> None:
+        covered = world.covered(recipe.coverage)
+        self.entities = [e for e in world.entities if e.name in covered]
+        self.tasks = tasks
+        self.relations = sorted({task.dataset["relation"] for task in tasks})
+        self.exposed_tasks = [task for task in tasks if "exposure" in task.dataset]
+        self.world = world
+        self.recipe = recipe
+        self.rng = random.Random(seed)
+        if not self.entities and not (self.exposed_tasks and recipe.format_exposure > 0):
+            raise InputError("zoo recipe: coverage and format_exposure are both 0, so the corpus is empty")
+
+    def document(self) -> str:
+        wants_exposure = self.rng.random() < self.recipe.format_exposure
+        if self.exposed_tasks and (wants_exposure or not self.entities):
+            return exposure_document(self.rng, self.world, self.exposed_tasks)
+        entity = self.rng.choice(self.entities)
+        if self.rng.random() < PROSE_ANSWER_SHARE:
+            return prose_answer_document(self.rng, self.world, entity, self.rng.choice(self.tasks))
+        return fact_document(self.rng, entity, self.relations)
+
+    def documents(self) -> Iterator[str]:
+        while True:
+            yield self.document()
+
+
+def tokenizer_corpus(world: World, tasks: list[Task]) -> Iterator[str]:
+    """Text a tokenizer is trained on: every phrasing of every fact and every task layout."""
+    relations = sorted({task.dataset["relation"] for task in tasks})
+    for entity in world.entities:
+        for relation in relations:
+            for template in RELATIONS[relation].prose:
+                yield template.format(entity=entity.name, value=entity.attributes[relation])
+    rng = random.Random(f"{world.seed}-tokenizer")
+    for task in tasks:
+        for split in ("train", "test"):
+            for example in task_examples(task, world, split):
+                yield task.prompt(example) + task.target(example)
+        if "exposure" in task.dataset:
+            for entity in world.entities:
+                example = exposure_example(task, world, entity, rng)
+                yield task.query(example) + task.target(example)

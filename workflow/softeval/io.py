@@ -1,0 +1,77 @@
+"""Atomic file writes and safe names: a killed job never leaves a file that looks complete."""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import shutil
+import tempfile
+from collections.abc import Iterable, Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any
+
+from softeval.schema import InputError
+
+SLUG = re.compile(r"^[a-z0-9][a-z0-9_-]{0,63}$")
+
+
+def check_slug(name: str, what: str) -> str:
+    """Validate a name before it becomes part of a path (no '/', '..', spaces, capitals)."""
+    if not isinstance(name, str) or not SLUG.match(name):
+        raise InputError(
+            f"invalid {what} name {name!r}: use 1-64 characters of a-z, 0-9, '_' and '-', "
+            "starting with a letter or digit"
+        )
+    return name
+
+
+def atomic_write_text(path: Path | str, text: str) -> None:
+    """Write text to a temporary file beside `path`, then rename it into place."""
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8") as handle:
+            handle.write(text)
+        os.replace(tmp, path)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
+
+
+def atomic_write_json(path: Path | str, data: Any) -> None:
+    atomic_write_text(path, json.dumps(data, indent=2, sort_keys=True) + "\n")
+
+
+def atomic_write_jsonl(path: Path | str, rows: Iterable[dict[str, Any]]) -> None:
+    atomic_write_text(path, "".join(json.dumps(row, sort_keys=True, ensure_ascii=False) + "\n" for row in rows))
+
+
+def read_jsonl(path: Path | str) -> Iterator[dict[str, Any]]:
+    with open(path, encoding="utf-8") as handle:
+        for number, line in enumerate(handle, 1):
+            if line.strip():
+                try:
+                    yield json.loads(line)
+                except json.JSONDecodeError as err:
+                    raise ValueError(
+                        f"{path}:{number}: corrupt JSON line ({err.msg}); delete the file to recompute it"
+                    ) from err
+
+
+@contextmanager
+def atomic_directory(path: Path | str) -> Iterator[Path]:
+    """Yield a temporary directory that replaces `path` only if the block succeeds."""
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = Path(tempfile.mkdtemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp"))
+    try:
+        yield tmp
+        if path.exists():
+            shutil.rmtree(path)
+        os.replace(tmp, path)
+    except BaseException:
+        shutil.rmtree(tmp, ignore_errors=True)
+        raise

@@ -1,0 +1,91 @@
+"""JSON-schema validation with one-line errors that name the file, the key and the fix.
+
+jsonschema's own messages are long and name schema internals; users need to know which
+key in which file is wrong and what to write instead.
+"""
+
+from __future__ import annotations
+
+from functools import cache
+from pathlib import Path
+from typing import Any
+
+import jsonschema
+import yaml
+
+SCHEMA_DIR = Path(__file__).resolve().parents[1] / "schemas"
+
+
+class InputError(ValueError):
+    """Bad user input (config, task file, dataset). The message is one line with the fix."""
+
+
+@cache
+def load_schema(name: str) -> dict[str, Any]:
+    with open(SCHEMA_DIR / f"{name}.schema.yaml", encoding="utf-8") as handle:
+        return yaml.safe_load(handle)
+
+
+def key_path(parts: Any) -> str:
+    """Render a jsonschema path as models[2].zoo.size."""
+    out = ""
+    for part in parts:
+        out += f"[{part}]" if isinstance(part, int) else (f".{part}" if out else str(part))
+    return out or "(top level)"
+
+
+def _describe(error: jsonschema.ValidationError, docs: str) -> str:
+    where = key_path(error.absolute_path)
+    schema = error.schema if isinstance(error.schema, dict) else {}
+    if error.validator == "additionalProperties":
+        allowed = sorted(schema.get("properties", {}))
+        extra = sorted(set(error.instance) - set(allowed))
+        unknown = ".".join(p for p in (key_path(error.absolute_path) if error.absolute_path else "", extra[0]) if p)
+        return (
+            f"unknown key '{unknown}'; allowed here: {', '.join(allowed)} (fix the spelling or remove it; see {docs})"
+        )
+    if error.validator == "required":
+        missing = error.message.split("'")[1]
+        full = f"{where}.{missing}" if error.absolute_path else missing
+        return f"missing key '{full}'; add it (see {docs})"
+    if error.validator == "type":
+        return (
+            f"key '{where}' must be of type {error.validator_value}, "
+            f"got {type(error.instance).__name__} {error.instance!r} (see {docs})"
+        )
+    if error.validator == "enum":
+        choices = ", ".join(repr(c) for c in error.validator_value)
+        return f"key '{where}' is {error.instance!r}; use one of {choices}"
+    if error.validator == "pattern":
+        return (
+            f"key '{where}' is {error.instance!r}; use 1-64 characters of a-z, 0-9, '_' and '-', "
+            "starting with a letter or digit"
+        )
+    return f"key '{where}': {error.message} (see {docs})"
+
+
+def validate(data: Any, schema_name: str, source: str, docs: str) -> None:
+    """Raise InputError naming `source` and the first offending key, if `data` is invalid."""
+    schema = load_schema(schema_name)
+    validator = jsonschema.validators.validator_for(schema)(schema)
+    error = jsonschema.exceptions.best_match(validator.iter_errors(data))
+    if error is not None:
+        raise InputError(f"{source}: {_describe(error, docs)}")
+
+
+def fill_defaults(data: dict[str, Any], schema: dict[str, Any]) -> dict[str, Any]:
+    """Fill in schema defaults recursively (after validation), as snakemake.utils.validate does."""
+    for key, sub in schema.get("properties", {}).items():
+        if key not in data and "default" in sub:
+            data[key] = _copy(sub["default"])
+        if isinstance(data.get(key), dict) and sub.get("type") == "object":
+            fill_defaults(data[key], sub)
+        if isinstance(data.get(key), list) and isinstance(sub.get("items"), dict):
+            for item in data[key]:
+                if isinstance(item, dict):
+                    fill_defaults(item, sub["items"])
+    return data
+
+
+def _copy(value: Any) -> Any:
+    return yaml.safe_load(yaml.safe_dump(value))

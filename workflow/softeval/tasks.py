@@ -1,0 +1,178 @@
+"""Tasks are data: one YAML file per benchmark, validated, rendered into prompts and targets.
+
+An example is a dict with at least: id, question, answer; closed tasks add options (list of
+option texts) and label (index of the gold option).
+"""
+
+from __future__ import annotations
+
+import re
+import string
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from softeval.io import check_slug
+from softeval.schema import InputError, validate
+from softeval.world import RELATIONS
+
+DOCS = "config/README.md#task-files"
+LETTERS = string.ascii_uppercase
+
+
+@dataclass(frozen=True)
+class Task:
+    """One benchmark: how to ask, what a formatted answer looks like, how to extract it."""
+
+    name: str
+    version: int
+    kind: str
+    description: str
+    dataset: dict[str, Any]
+    instruction: str
+    query_template: str
+    target_template: str
+    stop: tuple[str, ...]
+    format_description: str
+    format_pattern: re.Pattern[str] | None
+    extract_pattern: re.Pattern[str]
+    answer_type: str
+    source: str = field(default="", compare=False)
+
+    @property
+    def closed(self) -> bool:
+        return self.kind == "closed"
+
+    def options_block(self, example: dict[str, Any]) -> str:
+        return "\n".join(f"{LETTERS[i]}. {text}" for i, text in enumerate(example.get("options") or []))
+
+    def query(self, example: dict[str, Any]) -> str:
+        """One question in the task's layout, ending where the answer starts."""
+        return self.query_template.format(question=example["question"], options=self.options_block(example))
+
+    def prompt(self, example: dict[str, Any]) -> str:
+        """The zero-shot prompt: the written instruction, then the question."""
+        return f"{self.instruction}\n\n{self.query(example)}"
+
+    def target(self, example: dict[str, Any]) -> str:
+        """The expected response, exactly as a formatted answer is written (with its leading space)."""
+        letter = LETTERS[example["label"]] if self.closed else ""
+        return self.target_template.format(answer=example["answer"], letter=letter)
+
+    def option_responses(self, example: dict[str, Any]) -> list[str]:
+        """Closed tasks: every listed option written as a response ("B. <text>")."""
+        return [f"{LETTERS[i]}. {text}" for i, text in enumerate(example["options"])]
+
+    def is_formatted(self, response: str, example: dict[str, Any]) -> bool:
+        """Format accuracy: is the response in the expected format, right or wrong?"""
+        response = response.strip()
+        if self.closed:
+            return response in self.option_responses(example)
+        assert self.format_pattern is not None
+        return self.format_pattern.fullmatch(response) is not None
+
+    def extract(self, response: str) -> str | None:
+        match = self.extract_pattern.search(response.strip())
+        return match.group(1) if match else None
+
+    def is_strictly_correct(self, response: str, example: dict[str, Any]) -> bool:
+        """The usual benchmark score: in format and the extracted answer equals the gold."""
+        if not self.is_formatted(response, example):
+            return False
+        if self.closed:
+            return response.strip() == self.option_responses(example)[example["label"]]
+        extracted = self.extract(response)
+        return extracted is not None and normalize(extracted, self.answer_type) == normalize(
+            str(example["answer"]), self.answer_type
+        )
+
+
+def normalize(text: str, answer_type: str) -> str:
+    """Compare answers modulo case, whitespace, punctuation and number formatting."""
+    text = text.strip()
+    if answer_type == "number":
+        cleaned = text.replace(",", "").rstrip(".")
+        try:
+            value = float(cleaned)
+        except ValueError:
+            return cleaned.lower()
+        return str(int(value)) if value.is_integer() else repr(value)
+    text = re.sub(r"[^\w\s]", " ", text.lower())
+    return " ".join(text.split())
+
+
+def load_task(task_dir: Path | str, name: str) -> Task:
+    """Load and check config/tasks/<name>.yaml; every problem is one InputError line."""
+    path = Path(task_dir) / f"{check_slug(name, 'task')}.yaml"
+    if not path.is_file():
+        known = sorted(p.stem for p in Path(task_dir).glob("*.yaml"))
+        raise InputError(
+            f"{path}: task file not found for task {name!r}; available: {', '.join(known) or 'none'} "
+            "(fix the name under 'tasks' in the config or add the file)"
+        )
+    try:
+        data = yaml.safe_load(path.read_text(encoding="utf-8"))
+    except yaml.YAMLError as err:
+        raise InputError(f"{path}: not valid YAML ({str(err).splitlines()[0]}); fix the syntax") from None
+    validate(data, "task", str(path), DOCS)
+    return _build(data, path)
+
+
+def _build(data: dict[str, Any], path: Path) -> Task:
+    def fail(key: str, problem: str) -> InputError:
+        return InputError(f"{path}: field '{key}' {problem} (see {DOCS})")
+
+    if data["name"] != path.stem:
+        raise fail("name", f"is {data['name']!r} but the file is {path.name}; make them equal")
+    dataset = data["dataset"]
+    for key, relation in (("dataset.relation", dataset["relation"]), ("dataset.exposure.relation", None)):
+        if relation is None:
+            relation = dataset.get("exposure", {}).get("relation")
+        if relation is not None and relation not in RELATIONS:
+            raise fail(key, f"names unknown relation {relation!r}; use one of {', '.join(RELATIONS)}")
+    closed = data["kind"] == "closed"
+    query = data["prompt"]["query"]
+    if "{question}" not in query:
+        raise fail("prompt.query", "must contain {question}")
+    if closed:
+        if "n_options" not in dataset:
+            raise fail("dataset.n_options", "is missing; closed tasks need the number of options")
+        if "{options}" not in query:
+            raise fail("prompt.query", "must contain {options} for a closed task")
+        pattern = None
+    else:
+        if "pattern" not in data["format"]:
+            raise fail("format.pattern", "is missing; open tasks need the regular expression of a formatted answer")
+        pattern = _compile(data["format"]["pattern"], "format.pattern", fail)
+    extract = _compile(data["answer"]["extract"], "answer.extract", fail)
+    if extract.groups < 1:
+        raise fail("answer.extract", "needs one capturing group around the answer")
+    try:
+        data["prompt"]["target"].format(answer="x", letter="A")
+    except (KeyError, IndexError, ValueError) as err:
+        raise fail("prompt.target", f"is not a valid template ({err}); use {{answer}} and {{letter}} only") from None
+    return Task(
+        name=data["name"],
+        version=data["version"],
+        kind=data["kind"],
+        description=data["description"],
+        dataset=dataset,
+        instruction=data["prompt"]["instruction"],
+        query_template=query,
+        target_template=data["prompt"]["target"],
+        stop=tuple(data["prompt"].get("stop", ["\n"])),
+        format_description=data["format"]["description"],
+        format_pattern=pattern,
+        extract_pattern=extract,
+        answer_type=data["answer"]["type"],
+        source=str(path),
+    )
+
+
+def _compile(pattern: str, key: str, fail: Any) -> re.Pattern[str]:
+    try:
+        return re.compile(pattern)
+    except re.error as err:
+        raise fail(key, f"is not a valid regular expression ({err})") from None

@@ -1,0 +1,227 @@
+"""A seeded synthetic knowledge world: invented countries with known attributes.
+
+The world gives the embedded default its ground truth. Every entity has one value per
+relation; the split (train/test) is by entity, so no test fact is ever seen in tuning.
+Which facts a model's pre-training corpus states is decided per model (its *coverage*),
+so the true knowledge ranking of the zoo is known by construction.
+"""
+
+from __future__ import annotations
+
+import json
+import random
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from softeval.io import atomic_write_text
+
+WORLD_FORMAT_VERSION = 1
+
+_ONSETS = ["b", "d", "f", "g", "k", "l", "m", "n", "p", "r", "s", "t", "v", "z", "th", "sh", "br", "kr", "tr"]
+_VOWELS = ["a", "e", "i", "o", "u", "ai", "ou"]
+_CODAS = ["", "", "n", "r", "l", "s", "m"]
+_SUFFIXES = {
+    "country": ["ia", "or", "an", "esh", "ara", "ovia"],
+    "city": ["burg", "dal", "mir", "ton", "vik", "grad"],
+    "river": ["en", "ol", "ash", "ine"],
+    "language": ["ish", "ic", "ese"],
+    "currency": ["ar", "mark", "ling", "o"],
+}
+
+
+@dataclass(frozen=True)
+class Relation:
+    """One attribute of every entity, with the prose that states it.
+
+    The first prose template ends with the value: its prefix is the cloze probe, phrased
+    exactly as the corpus phrases the fact.
+    """
+
+    name: str
+    kind: str  # "number" | "name" | "category"
+    prose: tuple[str, ...]
+    low: int = 0
+    high: int = 0
+    pool: str = ""  # name style for names and categories
+    pool_size: int = 0  # number of distinct categories
+
+    def cloze_prefix(self, entity: str) -> str:
+        """The corpus's own phrasing of the fact, cut right before the value."""
+        template = self.prose[0]
+        return template[: template.index("{value}")].format(entity=entity).rstrip()
+
+
+RELATIONS: dict[str, Relation] = {
+    r.name: r
+    for r in (
+        Relation(
+            "founded",
+            "number",
+            (
+                "{entity} was founded in {value}.",
+                "The founding year of {entity} is {value}.",
+                "In {value}, settlers founded {entity}.",
+                "Historians date the founding of {entity} to {value}.",
+            ),
+            low=1000,
+            high=1999,
+        ),
+        Relation(
+            "capital",
+            "name",
+            (
+                "The capital of {entity} is {value}.",
+                "{value} is the capital city of {entity}.",
+                "{entity} is governed from its capital, {value}.",
+                "Travellers to {entity} usually arrive in {value}, the capital.",
+            ),
+            pool="city",
+        ),
+        Relation(
+            "provinces",
+            "number",
+            (
+                "{entity} is divided into {value} provinces.",
+                "There are {value} provinces in {entity}.",
+                "The map of {entity} shows {value} provinces.",
+            ),
+            low=3,
+            high=60,
+        ),
+        Relation(
+            "language",
+            "category",
+            (
+                "In {entity}, people speak {value}.",
+                "The language of {entity} is {value}.",
+                "{value} is spoken throughout {entity}.",
+            ),
+            pool="language",
+            pool_size=4,
+        ),
+        # Relations below are not stated in prose: they exist so that format exposure
+        # (formatted Q&A about *other* relations) has consistent answers to show.
+        Relation("elevation", "number", ("The highest point of {entity} rises {value} metres.",), 200, 4999),
+        Relation("river", "name", ("The longest river of {entity} is the {value}.",), pool="river"),
+        Relation("lakes", "number", ("{entity} has {value} lakes.",), low=2, high=99),
+        Relation(
+            "currency",
+            "category",
+            ("People in {entity} pay with the {value}.",),
+            pool="currency",
+            pool_size=4,
+        ),
+    )
+}
+
+
+@dataclass(frozen=True)
+class Entity:
+    name: str
+    split: str
+    attributes: dict[str, str]
+
+
+@dataclass(frozen=True)
+class World:
+    """The generated world: entities, their attribute values, and category pools."""
+
+    seed: int
+    entities: tuple[Entity, ...]
+    categories: dict[str, tuple[str, ...]]
+
+    def split(self, split: str) -> list[Entity]:
+        return [e for e in self.entities if e.split == split]
+
+    def covered(self, coverage: float) -> set[str]:
+        """Entities whose facts a corpus of this coverage states.
+
+        Nested across coverages (a higher coverage states a superset) and stratified by
+        split, so a model's share of known test entities equals its coverage.
+        """
+        chosen: set[str] = set()
+        for split in ("train", "test"):
+            names = [e.name for e in self.split(split)]
+            random.Random(f"{self.seed}-coverage-{split}").shuffle(names)
+            chosen.update(names[: round(coverage * len(names))])
+        return chosen
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "format_version": WORLD_FORMAT_VERSION,
+            "seed": self.seed,
+            "categories": {k: list(v) for k, v in self.categories.items()},
+            "entities": [{"name": e.name, "split": e.split, "attributes": e.attributes} for e in self.entities],
+        }
+
+    @classmethod
+    def from_json(cls, data: dict[str, Any]) -> World:
+        return cls(
+            seed=data["seed"],
+            entities=tuple(Entity(e["name"], e["split"], dict(e["attributes"])) for e in data["entities"]),
+            categories={k: tuple(v) for k, v in data["categories"].items()},
+        )
+
+    def save(self, path: Path) -> None:
+        atomic_write_text(path, json.dumps(self.to_json(), indent=1, sort_keys=True) + "\n")
+
+    @classmethod
+    def load(cls, path: Path) -> World:
+        return cls.from_json(json.loads(Path(path).read_text()))
+
+
+class _NameMaker:
+    """Pronounceable invented names, unique across the whole world."""
+
+    def __init__(self, rng: random.Random) -> None:
+        self.rng = rng
+        self.used: set[str] = set()
+
+    def make(self, style: str) -> str:
+        while True:
+            syllables = self.rng.choice((1, 2, 2))
+            stem = "".join(
+                self.rng.choice(_ONSETS) + self.rng.choice(_VOWELS) + self.rng.choice(_CODAS) for _ in range(syllables)
+            )
+            name = (stem + self.rng.choice(_SUFFIXES[style])).capitalize()
+            if name not in self.used and 5 <= len(name) <= 12:
+                self.used.add(name)
+                return name
+
+
+def generate_world(n_entities: int, test_fraction: float, seed: int) -> World:
+    """Generate a world deterministically from its seed."""
+    rng = random.Random(seed)
+    names = _NameMaker(rng)
+    categories = {
+        rel.name: tuple(names.make(rel.pool) for _ in range(rel.pool_size))
+        for rel in RELATIONS.values()
+        if rel.kind == "category"
+    }
+    entity_names = [names.make("country") for _ in range(n_entities)]
+    n_test = round(test_fraction * n_entities)
+    test_names = set(rng.sample(entity_names, n_test))
+    entities = tuple(
+        Entity(name, "test" if name in test_names else "train", _random_attributes(rng, names, categories))
+        for name in entity_names
+    )
+    return World(seed=seed, entities=entities, categories=categories)
+
+
+def _random_attributes(rng: random.Random, names: _NameMaker, categories: dict[str, tuple[str, ...]]) -> dict[str, str]:
+    attributes = {}
+    for rel in RELATIONS.values():
+        if rel.kind == "number":
+            attributes[rel.name] = str(rng.randint(rel.low, rel.high))
+        elif rel.kind == "name":
+            attributes[rel.name] = names.make(rel.pool)
+        else:
+            attributes[rel.name] = rng.choice(categories[rel.name])
+    return attributes
+
+
+def state_fact(rng: random.Random, entity: Entity, relation: str) -> str:
+    """One sentence stating a fact, in a randomly chosen phrasing."""
+    template = rng.choice(RELATIONS[relation].prose)
+    return template.format(entity=entity.name, value=entity.attributes[relation])
