@@ -61,8 +61,12 @@ def test_zoo_report_numbers(finished_run):
             assert row["zero_shot_format_world_numeric"] == pytest.approx(
                 probe["zero_shot_format"]["world_numeric"], abs=1e-4
             )
-    numeric = table.drop(columns=["model", "role", "size"])
+    numeric = table.drop(columns=["model", "role", "size", "rank_knowledge", "rank_zero_shot"])
     assert ((numeric >= 0) & (numeric <= 1)).all().all()
+    for _, rows in table.groupby("role"):
+        assert sorted(rows["rank_knowledge"]) == sorted(rows["rank_zero_shot"]) == [1, 2]
+        best = rows.sort_values("rank_knowledge").iloc[0]
+        assert best["knowledge"] == rows["knowledge"].max()
     assert (finished_run / "results" / "tables" / "zoo.md").read_text().count("\n") == 6
 
 

@@ -1,12 +1,15 @@
 from __future__ import annotations
 
 import json
+import random
 
+import pandas as pd
 import pytest
 import torch
 from softeval.corpus import PretrainCorpus, Recipe, exposure_document, tokenizer_corpus
 from softeval.data import prepare_task
 from softeval.probe import cut_at_stop, probe_model, starts_with_value
+from softeval.report import add_ranks
 from softeval.tokenizer import save_tokenizer, train_tokenizer
 from softeval.zoo import IGNORE, lr_at, posttrain, pretrain, sft_batches
 from transformers import AutoModelForCausalLM, AutoTokenizer
@@ -108,8 +111,6 @@ def test_corpus_states_only_covered_facts(world, tasks):
 
 
 def test_exposure_documents_are_formatted_answers_about_other_relations(world, tasks):
-    import random
-
     rng = random.Random(0)
     docs = [exposure_document(rng, world, list(tasks.values())) for _ in range(300)]
     assert all(d.startswith("Question: ") for d in docs)
@@ -163,3 +164,20 @@ def test_probe_writes_summary_and_examples(built, tasks, tmp_path):
     assert len(rows) == 4 * n_test + 4 * n_test
     cloze = [r for r in rows if r["probe"] == "cloze" and r["relation"] == "founded"]
     assert summary["knowledge"]["founded"] == sum(r["known"] for r in cloze) / n_test
+
+
+def test_ranks_within_role_break_ties_by_name():
+    table = pd.DataFrame(
+        {
+            "model": ["b", "a", "c", "b", "a", "c"],
+            "role": ["base"] * 3 + ["post"] * 3,
+            "knowledge": [0.9, 0.5, 0.7, 0.8, 0.8, 0.1],
+            "zero_shot_strict": [0.0, 0.0, 0.0, 0.5, 0.2, 0.9],
+            "zero_shot_format_open": [0.0, 0.3, 0.0, 1.0, 1.0, 1.0],
+        }
+    )
+    ranked = add_ranks(table).set_index(["role", "model"])
+    assert ranked.loc["base", "rank_knowledge"].to_dict() == {"b": 1, "a": 3, "c": 2}
+    assert ranked.loc["base", "rank_zero_shot"].to_dict() == {"b": 2, "a": 1, "c": 3}
+    assert ranked.loc["post", "rank_knowledge"].to_dict() == {"b": 2, "a": 1, "c": 3}
+    assert ranked.loc["post", "rank_zero_shot"].to_dict() == {"b": 2, "a": 3, "c": 1}

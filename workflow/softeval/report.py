@@ -14,7 +14,7 @@ ROLES = ("base", "post")
 
 
 def zoo_table(models: list[dict[str, Any]], probes_dir: Path) -> pd.DataFrame:
-    """One row per model and role; columns are floats in [0, 1] except the recipe."""
+    """One row per model and role: recipe, measured accuracies in [0, 1], and ranks."""
     rows = []
     for model in models:
         for role in ROLES:
@@ -40,7 +40,24 @@ def zoo_table(models: list[dict[str, Any]], probes_dir: Path) -> pd.DataFrame:
             row.update({f"zero_shot_strict_{task}": value for task, value in strict.items()})
             row["zero_shot_strict"] = sum(strict.values()) / len(strict)
             rows.append(row)
-    return pd.DataFrame(rows)
+    return add_ranks(pd.DataFrame(rows))
+
+
+def add_ranks(table: pd.DataFrame) -> pd.DataFrame:
+    """Rank models within each role (1 = best) by knowledge, and by what zero-shot shows.
+
+    The zero-shot ranking is what a benchmark reader would see: strict score first, then
+    open-task format accuracy; remaining ties go alphabetically by model name.
+    """
+    table = table.copy()
+    for _, rows in table.groupby("role"):
+        by_knowledge = rows.sort_values(["knowledge", "model"], ascending=[False, True])
+        by_zero_shot = rows.sort_values(
+            ["zero_shot_strict", "zero_shot_format_open", "model"], ascending=[False, False, True]
+        )
+        table.loc[by_knowledge.index, "rank_knowledge"] = range(1, len(rows) + 1)
+        table.loc[by_zero_shot.index, "rank_zero_shot"] = range(1, len(rows) + 1)
+    return table.astype({"rank_knowledge": int, "rank_zero_shot": int})
 
 
 def write_table(table: pd.DataFrame, csv_path: Path, md_path: Path) -> None:
