@@ -6,7 +6,7 @@ from pathlib import Path
 from snakemake.exceptions import WorkflowError
 from snakemake.utils import validate
 
-from softeval.config import check_config, load_tasks
+from softeval.config import check_config, load_tasks, model_entry
 from softeval.schema import InputError
 
 ROOT = Path(workflow.basedir)
@@ -52,13 +52,9 @@ def split_files(split):
     return expand("results/data/{task}/{split}.jsonl", task=TASKS, split=split)
 
 
-def model_entry(name):
-    return next(m for m in config["models"] if m["name"] == name)
-
-
 def pretrain_params(wildcards):
     """Everything that determines a base model's weights, as one JSON object."""
-    model = model_entry(wildcards.model)
+    model = model_entry(config, wildcards.model)
     return json.dumps(
         {
             "recipe": {k: model["zoo"][k] for k in ("coverage", "format_exposure")},

@@ -175,6 +175,21 @@ def save_model(
         )
 
 
+def training_meta(
+    name: str, role: str, model: torch.nn.Module, losses: list[float], start: float, prov: dict[str, Any]
+) -> dict[str, Any]:
+    """What a reviewer wants to know about a trained model, stored beside its weights."""
+    tail = losses[-20:]
+    return {
+        "model": name,
+        "role": role,
+        "parameters": sum(p.numel() for p in model.parameters()),
+        "final_loss": sum(tail) / len(tail),
+        "wall_seconds": round(time.perf_counter() - start, 1),
+        "provenance": prov,
+    }
+
+
 def pretrain(
     *,
     name: str,
@@ -204,14 +219,7 @@ def pretrain(
         "tasks": {task.name: task.version for task in tasks},
         "world_seed": world.seed,
     }
-    meta = {
-        "model": name,
-        "role": "base",
-        "parameters": sum(p.numel() for p in model.parameters()),
-        "final_loss": sum(losses[-20:]) / len(losses[-20:]),
-        "wall_seconds": round(time.perf_counter() - start, 1),
-        "provenance": provenance(params, seed=seed, threads=threads),
-    }
+    meta = training_meta(name, "base", model, losses, start, provenance(params, seed=seed, threads=threads))
     save_model(model, tokenizer, out_dir, meta, losses)
 
 
@@ -234,15 +242,7 @@ def posttrain(
     batches = sft_batches(items, tokenizer, hyper["batch_size"], seed)
     start = time.perf_counter()
     losses = train_loop(model, batches, hyper["steps"], hyper["lr"], hyper["warmup_steps"], f"posttrain {name}")
-    meta = {
-        "model": name,
-        "role": "post",
-        "base": str(base_dir),
-        "parameters": sum(p.numel() for p in model.parameters()),
-        "final_loss": sum(losses[-10:]) / len(losses[-10:]),
-        "wall_seconds": round(time.perf_counter() - start, 1),
-        "provenance": provenance(
-            {"posttrain": hyper, "tasks": {task.name: task.version for task in tasks}}, seed=seed, threads=threads
-        ),
-    }
+    params = {"posttrain": hyper, "tasks": {task.name: task.version for task in tasks}}
+    meta = training_meta(name, "post", model, losses, start, provenance(params, seed=seed, threads=threads))
+    meta["base"] = str(base_dir)
     save_model(model, tokenizer, out_dir, meta, losses)
