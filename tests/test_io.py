@@ -1,7 +1,7 @@
 from __future__ import annotations
 
 import pytest
-from softeval.io import atomic_directory, atomic_write_text, check_slug, read_jsonl
+from softeval.io import atomic_directory, atomic_write_text, check_slug
 
 
 def test_atomic_write_replaces_and_leaves_no_temp_files(tmp_path):
@@ -32,10 +32,3 @@ def test_valid_slugs(name):
 def test_invalid_slugs_are_rejected(name):
     with pytest.raises(ValueError, match="invalid model name"):
         check_slug(name, "model")
-
-
-def test_corrupt_jsonl_line_names_file_and_line(tmp_path):
-    path = tmp_path / "x.jsonl"
-    path.write_text('{"a": 1}\n{"a": \n')
-    with pytest.raises(ValueError, match=r"x\.jsonl:2: corrupt JSON line"):
-        list(read_jsonl(path))

@@ -9,7 +9,7 @@ import torch
 from softeval.corpus import PretrainCorpus, Recipe, exposure_document, tokenizer_corpus
 from softeval.data import prepare_task
 from softeval.probe import cut_at_stop, probe_model, starts_with_value
-from softeval.report import add_ranks
+from softeval.report import add_ranks, zoo_table
 from softeval.tokenizer import save_tokenizer, train_tokenizer
 from softeval.zoo import IGNORE, lr_at, posttrain, pretrain, sft_batches
 from transformers import AutoModelForCausalLM, AutoTokenizer
@@ -181,3 +181,11 @@ def test_ranks_within_role_break_ties_by_name():
     assert ranked.loc["base", "rank_zero_shot"].to_dict() == {"b": 2, "a": 1, "c": 3}
     assert ranked.loc["post", "rank_knowledge"].to_dict() == {"b": 2, "a": 1, "c": 3}
     assert ranked.loc["post", "rank_zero_shot"].to_dict() == {"b": 2, "a": 3, "c": 1}
+
+
+def test_zoo_table_names_a_corrupt_probe_file(tmp_path):
+    (tmp_path / "m").mkdir()
+    (tmp_path / "m" / "base.json").write_text('{"knowledge": ')
+    model = {"name": "m", "zoo": {"coverage": 1.0, "format_exposure": 0.1, "size": "small"}}
+    with pytest.raises(ValueError, match=r"m/base\.json: probe result missing or corrupt .* delete it and rerun"):
+        zoo_table([model], tmp_path)

@@ -10,6 +10,11 @@ from softeval.config import check_config, load_tasks, model_entry
 from softeval.schema import InputError
 
 ROOT = Path(workflow.basedir)
+# Jobs run `python -m softeval`; this makes the package importable in any job environment
+# (a conda env from envs/ included), whether or not it was pip-installed there.
+os.environ["PYTHONPATH"] = os.pathsep.join(
+    p for p in (str(ROOT / "workflow"), os.environ.get("PYTHONPATH", "")) if p
+)
 CONFIG_SOURCE = ", ".join(str(f) for f in workflow.configfiles) or "config"
 
 try:

@@ -11,7 +11,7 @@ rule build_world:
     conda:
         "../../envs/softeval.yaml"
     shell:
-        "softeval world --params {params.spec:q} --out {output} 2> {log}"
+        "python -m softeval world --params {params.spec:q} --out {output} 2> {log}"
 
 
 rule prepare_task:
@@ -30,5 +30,5 @@ rule prepare_task:
     conda:
         "../../envs/softeval.yaml"
     shell:
-        "softeval prepare --task {wildcards.task} --task-dir {params.task_dir:q} "
+        "python -m softeval prepare --task {wildcards.task} --task-dir {params.task_dir:q} "
         "--world {input.world} --out {params.out_dir} 2> {log}"

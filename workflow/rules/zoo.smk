@@ -16,7 +16,7 @@ rule train_tokenizer:
     conda:
         "../../envs/softeval.yaml"
     shell:
-        "softeval tokenizer --params {params.spec:q} --world {input.world} "
+        "python -m softeval tokenizer --params {params.spec:q} --world {input.world} "
         "--task-dir {params.task_dir:q} --tasks {params.tasks} --out {output} 2> {log}"
 
 
@@ -39,7 +39,7 @@ rule pretrain:
     conda:
         "../../envs/softeval.yaml"
     shell:
-        "softeval pretrain --name {wildcards.model} --params {params.spec:q} --threads {threads} "
+        "python -m softeval pretrain --name {wildcards.model} --params {params.spec:q} --threads {threads} "
         "--world {input.world} --tokenizer {input.tokenizer} --task-dir {params.task_dir:q} "
         "--tasks {params.tasks} --out {output} 2> {log}"
 
@@ -64,7 +64,7 @@ rule posttrain:
     conda:
         "../../envs/softeval.yaml"
     shell:
-        "softeval posttrain --name {wildcards.model} --params {params.spec:q} --threads {threads} "
+        "python -m softeval posttrain --name {wildcards.model} --params {params.spec:q} --threads {threads} "
         "--base {input.base} --data {params.data} --task-dir {params.task_dir:q} "
         "--tasks {params.tasks} --out {output} 2> {log}"
 
@@ -89,7 +89,7 @@ rule probe_zoo_model:
     conda:
         "../../envs/softeval.yaml"
     shell:
-        "softeval probe --params {params.spec:q} --threads {threads} --model {input.model} "
+        "python -m softeval probe --params {params.spec:q} --threads {threads} --model {input.model} "
         "--world {input.world} --data {params.data} --task-dir {params.task_dir:q} --tasks {params.tasks} "
         "--out-json {output.summary} --out-examples {output.examples} 2> {log}"
 
@@ -108,5 +108,5 @@ rule zoo_report:
     conda:
         "../../envs/softeval.yaml"
     shell:
-        "softeval zoo-report --params {params.spec:q} --probes {params.probes} "
+        "python -m softeval zoo-report --params {params.spec:q} --probes {params.probes} "
         "--out-csv {output.csv} --out-md {output.md} 2> {log}"

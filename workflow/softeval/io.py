@@ -49,18 +49,6 @@ def atomic_write_jsonl(path: Path | str, rows: Iterable[dict[str, Any]]) -> None
     atomic_write_text(path, "".join(json.dumps(row, sort_keys=True, ensure_ascii=False) + "\n" for row in rows))
 
 
-def read_jsonl(path: Path | str) -> Iterator[dict[str, Any]]:
-    with open(path, encoding="utf-8") as handle:
-        for number, line in enumerate(handle, 1):
-            if line.strip():
-                try:
-                    yield json.loads(line)
-                except json.JSONDecodeError as err:
-                    raise ValueError(
-                        f"{path}:{number}: corrupt JSON line ({err.msg}); delete the file to recompute it"
-                    ) from err
-
-
 @contextmanager
 def atomic_directory(path: Path | str) -> Iterator[Path]:
     """Yield a temporary directory that replaces `path` only if the block succeeds."""

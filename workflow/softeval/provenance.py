@@ -8,7 +8,9 @@ import platform
 from importlib import metadata
 from typing import Any
 
-PACKAGES = ("softeval", "torch", "transformers", "tokenizers", "datasets", "safetensors")
+import softeval
+
+PACKAGES = ("torch", "transformers", "tokenizers", "datasets", "safetensors")
 
 
 def params_hash(params: Any) -> str:
@@ -18,7 +20,7 @@ def params_hash(params: Any) -> str:
 
 
 def package_versions() -> dict[str, str]:
-    versions = {"python": platform.python_version()}
+    versions = {"python": platform.python_version(), "softeval": softeval.__version__}
     for name in PACKAGES:
         try:
             versions[name] = metadata.version(name)

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import re
 import string
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -39,7 +39,6 @@ class Task:
     format_pattern: re.Pattern[str] | None
     extract_pattern: re.Pattern[str]
     answer_type: str
-    source: str = field(default="", compare=False)
 
     @property
     def closed(self) -> bool:
@@ -167,7 +166,6 @@ def _build(data: dict[str, Any], path: Path) -> Task:
         format_pattern=pattern,
         extract_pattern=extract,
         answer_type=data["answer"]["type"],
-        source=str(path),
     )
 
 
