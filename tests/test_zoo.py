@@ -6,7 +6,7 @@ import random
 import pandas as pd
 import pytest
 import torch
-from softeval.corpus import PretrainCorpus, Recipe, exposure_document, tokenizer_corpus
+from softeval.corpus import CorpusStyle, PretrainCorpus, Recipe, exposure_document, tokenizer_corpus
 from softeval.data import prepare_task
 from softeval.probe import cut_at_stop, probe_model, starts_with_value
 from softeval.report import add_ranks, zoo_table
@@ -35,6 +35,7 @@ def run_pretrain(built, tasks, out, seed=0, size=SIZE):
         tasks=list(tasks.values()),
         tokenizer_dir=built / "tok",
         recipe=Recipe(coverage=0.5, format_exposure=0.3),
+        style=CorpusStyle(),
         size=size,
         hyper=HYPER,
         seed=seed,
@@ -120,6 +121,18 @@ def test_exposure_documents_are_formatted_answers_about_other_relations(world, t
         assert task.dataset["question"].split("{")[0] not in asked
         assert task.instruction not in asked
     assert "#### " in asked and "\\boxed{" in asked
+
+
+def test_corpus_style_controls_prose_answers_and_exposure_relations(world, tasks):
+    def text(style):
+        corpus = PretrainCorpus(world, list(tasks.values()), Recipe(1.0, 0.0), seed="t", style=style)
+        return [corpus.document() for _ in range(300)]
+
+    assert not any(d.startswith("Question:") for d in text(CorpusStyle(prose_answer_share=0.0)))
+    assert all(d.startswith("Question:") for d in text(CorpusStyle(prose_answer_share=1.0)))
+    assert not any("metres" in d for d in text(CorpusStyle(prose_answer_share=0.0)))
+    stated = " ".join(text(CorpusStyle(prose_answer_share=0.0, state_exposure_relations=True)))
+    assert "metres" in stated and "lakes" in stated
 
 
 def test_full_exposure_corpus_is_all_formatted(world, tasks):

@@ -63,6 +63,7 @@ def pretrain_params(wildcards):
     return json.dumps(
         {
             "recipe": {k: model["zoo"][k] for k in ("coverage", "format_exposure")},
+            "corpus": ZOO["corpus"],
             "size": ZOO["sizes"][model["zoo"]["size"]],
             "pretrain": ZOO["pretrain"],
             "seed": config["seed"],

@@ -58,7 +58,7 @@ def cmd_tokenizer(args: argparse.Namespace) -> None:
 
 
 def cmd_pretrain(args: argparse.Namespace) -> None:
-    from softeval.corpus import Recipe
+    from softeval.corpus import CorpusStyle, Recipe
     from softeval.io import check_slug
     from softeval.zoo import pretrain
 
@@ -70,6 +70,7 @@ def cmd_pretrain(args: argparse.Namespace) -> None:
         tasks=_tasks(args.task_dir, args.tasks),
         tokenizer_dir=Path(args.tokenizer),
         recipe=Recipe(**params["recipe"]),
+        style=CorpusStyle(**params["corpus"]),
         size=params["size"],
         hyper=params["pretrain"],
         seed=params["seed"],

@@ -17,13 +17,28 @@ from softeval.schema import InputError
 from softeval.tasks import Task
 from softeval.world import RELATIONS, Entity, World, state_fact
 
-PROSE_ANSWER_SHARE = 0.1  # share of fact documents written as a question answered in prose
-
 
 @dataclass(frozen=True)
 class Recipe:
+    """What a model's corpus contains: its knowledge and its format exposure."""
+
     coverage: float
     format_exposure: float
+
+
+@dataclass(frozen=True)
+class CorpusStyle:
+    """How facts are written, the same for every model of a zoo.
+
+    prose_answer_share: share of fact documents that are a task question answered in a plain
+      sentence, as web text answers questions; it is why base models know answers they do
+      not give in the expected format.
+    state_exposure_relations: also state the exposure relations in prose, so formatted Q&A
+      about them teaches "recall what you read, write it in the format".
+    """
+
+    prose_answer_share: float = 0.1
+    state_exposure_relations: bool = False
 
 
 def fact_document(rng: random.Random, entity: Entity, relations: list[str]) -> str:
@@ -58,11 +73,14 @@ def prose_answer_document(rng: random.Random, world: World, entity: Entity, task
 class PretrainCorpus:
     """An endless, seeded stream of pre-training documents for one recipe."""
 
-    def __init__(self, world: World, tasks: list[Task], recipe: Recipe, seed: str) -> None:
+    def __init__(
+        self, world: World, tasks: list[Task], recipe: Recipe, seed: str, style: CorpusStyle | None = None
+    ) -> None:
         covered = world.covered(recipe.coverage)
         self.entities = [e for e in world.entities if e.name in covered]
         self.tasks = tasks
-        self.relations = sorted({task.dataset["relation"] for task in tasks})
+        self.style = style or CorpusStyle()
+        self.relations = stated_relations(tasks, self.style.state_exposure_relations)
         self.exposed_tasks = [task for task in tasks if "exposure" in task.dataset]
         self.world = world
         self.recipe = recipe
@@ -75,7 +93,7 @@ class PretrainCorpus:
         if self.exposed_tasks and (wants_exposure or not self.entities):
             return exposure_document(self.rng, self.world, self.exposed_tasks)
         entity = self.rng.choice(self.entities)
-        if self.rng.random() < PROSE_ANSWER_SHARE:
+        if self.rng.random() < self.style.prose_answer_share:
             return prose_answer_document(self.rng, self.world, entity, self.rng.choice(self.tasks))
         return fact_document(self.rng, entity, self.relations)
 
@@ -84,9 +102,17 @@ class PretrainCorpus:
             yield self.document()
 
 
+def stated_relations(tasks: list[Task], with_exposure: bool = False) -> list[str]:
+    """Relations whose facts the corpus states in prose."""
+    names = {task.dataset["relation"] for task in tasks}
+    if with_exposure:
+        names |= {task.dataset["exposure"]["relation"] for task in tasks if "exposure" in task.dataset}
+    return sorted(names)
+
+
 def tokenizer_corpus(world: World, tasks: list[Task]) -> Iterator[str]:
     """Text a tokenizer is trained on: every phrasing of every fact and every task layout."""
-    relations = sorted({task.dataset["relation"] for task in tasks})
+    relations = stated_relations(tasks)
     for entity in world.entities:
         for relation in relations:
             for template in RELATIONS[relation].prose:

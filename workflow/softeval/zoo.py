@@ -6,6 +6,7 @@ and hub models through the same `from_pretrained` path.
 
 from __future__ import annotations
 
+import dataclasses
 import math
 import random
 import time
@@ -25,7 +26,7 @@ from transformers import (
     LlamaForCausalLM,
 )
 
-from softeval.corpus import PretrainCorpus, Recipe
+from softeval.corpus import CorpusStyle, PretrainCorpus, Recipe
 from softeval.data import load_split
 from softeval.io import atomic_directory, atomic_write_json, atomic_write_text
 from softeval.provenance import provenance
@@ -197,6 +198,7 @@ def pretrain(
     tasks: list[Task],
     tokenizer_dir: Path,
     recipe: Recipe,
+    style: CorpusStyle,
     size: dict[str, int],
     hyper: dict[str, Any],
     seed: int,
@@ -208,12 +210,13 @@ def pretrain(
     world = World.load(world_path)
     tokenizer = AutoTokenizer.from_pretrained(tokenizer_dir)
     model = build_model(size, tokenizer)
-    corpus = PretrainCorpus(world, tasks, recipe, seed=f"{seed}-{name}-corpus")
+    corpus = PretrainCorpus(world, tasks, recipe, seed=f"{seed}-{name}-corpus", style=style)
     batches = packed_batches(corpus, tokenizer, hyper["batch_size"], hyper["seq_len"])
     start = time.perf_counter()
     losses = train_loop(model, batches, hyper["steps"], hyper["lr"], hyper["warmup_steps"], f"pretrain {name}")
     params = {
         "recipe": {"coverage": recipe.coverage, "format_exposure": recipe.format_exposure},
+        "corpus": dataclasses.asdict(style),
         "size": size,
         "pretrain": hyper,
         "tasks": {task.name: task.version for task in tasks},
