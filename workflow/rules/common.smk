@@ -6,7 +6,7 @@ from pathlib import Path
 from snakemake.exceptions import WorkflowError
 from snakemake.utils import validate
 
-from softeval.config import check_config, load_tasks, model_entry
+from softeval.config import check_config, model_entry, task_dir
 from softeval.schema import InputError
 
 ROOT = Path(workflow.basedir)
@@ -19,7 +19,6 @@ CONFIG_SOURCE = ", ".join(str(f) for f in workflow.configfiles) or "config"
 
 try:
     check_config(config, CONFIG_SOURCE, ROOT)
-    TASK_OBJECTS = load_tasks(config, ROOT)
 except InputError as err:
     raise WorkflowError(str(err)) from None
 # The same schema through Snakemake's own validator (defaults are already filled in).
@@ -28,7 +27,7 @@ validate(config, "../schemas/config.schema.yaml", set_default=True)
 TASKS = list(config["tasks"])
 MODELS = [m["name"] for m in config["models"]]
 ROLES = ["base", "post"]
-TASK_DIR = str(Path(config["task_dir"]) if Path(config["task_dir"]).is_absolute() else ROOT / config["task_dir"])
+TASK_DIR = str(task_dir(config, ROOT))
 ZOO = config["zoo"]
 
 

@@ -8,7 +8,7 @@ from typing import Any
 import yaml
 
 from softeval.schema import InputError, fill_defaults, load_schema, validate
-from softeval.tasks import Task, load_task
+from softeval.tasks import load_task
 
 DOCS = "config/README.md"
 
@@ -61,10 +61,6 @@ def check_config(config: dict[str, Any], source: str, workflow_root: Path) -> di
 def task_dir(config: dict[str, Any], workflow_root: Path) -> Path:
     path = Path(config["task_dir"])
     return path if path.is_absolute() else Path(workflow_root) / path
-
-
-def load_tasks(config: dict[str, Any], workflow_root: Path) -> dict[str, Task]:
-    return {name: load_task(task_dir(config, workflow_root), name) for name in config["tasks"]}
 
 
 def model_entry(config: dict[str, Any], name: str) -> dict[str, Any]:

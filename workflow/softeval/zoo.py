@@ -1,4 +1,4 @@
-"""The model zoo: tiny GPT-2-style base models pre-trained by recipe, and their SFT twins.
+"""The model zoo: tiny Llama-style (or GPT-2-style) base models pre-trained by recipe, and their SFT twins.
 
 Outputs are ordinary Hugging Face model directories, so every later stage loads zoo models
 and hub models through the same `from_pretrained` path.
