@@ -10,11 +10,10 @@ from softeval.config import check_config, model_entry, task_dir
 from softeval.schema import InputError
 
 ROOT = Path(workflow.basedir)
-# Jobs run `python -m softeval`; this makes the package importable in any job environment
-# (a conda env from envs/ included), whether or not it was pip-installed there.
-os.environ["PYTHONPATH"] = os.pathsep.join(
-    p for p in (str(ROOT / "workflow"), os.environ.get("PYTHONPATH", "")) if p
-)
+# Jobs run `python -m softeval`; the prefix makes the package importable in any job
+# environment (a conda env from envs/ included), whether or not it was pip-installed there.
+# (Braces are doubled twice: once for this f-string, once for Snakemake's own formatting.)
+shell.prefix(f"set -euo pipefail; export PYTHONPATH='{ROOT / 'workflow'}'${{{{PYTHONPATH:+:$PYTHONPATH}}}}; ")
 CONFIG_SOURCE = ", ".join(str(f) for f in workflow.configfiles) or "config"
 
 try:
