@@ -40,12 +40,12 @@ def _describe(error: jsonschema.ValidationError, docs: str) -> str:
     if error.validator == "additionalProperties":
         allowed = sorted(schema.get("properties", {}))
         extra = sorted(set(error.instance) - set(allowed))
-        unknown = ".".join(p for p in (key_path(error.absolute_path) if error.absolute_path else "", extra[0]) if p)
+        unknown = f"{where}.{extra[0]}" if error.absolute_path else extra[0]
         return (
             f"unknown key '{unknown}'; allowed here: {', '.join(allowed)} (fix the spelling or remove it; see {docs})"
         )
     if error.validator == "required":
-        missing = error.message.split("'")[1]
+        missing = next(key for key in error.validator_value if key not in error.instance)
         full = f"{where}.{missing}" if error.absolute_path else missing
         return f"missing key '{full}'; add it (see {docs})"
     if error.validator == "type":

@@ -126,10 +126,11 @@ def _build(data: dict[str, Any], path: Path) -> Task:
     if data["name"] != path.stem:
         raise fail("name", f"is {data['name']!r} but the file is {path.name}; make them equal")
     dataset = data["dataset"]
-    for key, relation in (("dataset.relation", dataset["relation"]), ("dataset.exposure.relation", None)):
-        if relation is None:
-            relation = dataset.get("exposure", {}).get("relation")
-        if relation is not None and relation not in RELATIONS:
+    named = {"dataset.relation": dataset["relation"]}
+    if "exposure" in dataset:
+        named["dataset.exposure.relation"] = dataset["exposure"]["relation"]
+    for key, relation in named.items():
+        if relation not in RELATIONS:
             raise fail(key, f"names unknown relation {relation!r}; use one of {', '.join(RELATIONS)}")
     closed = data["kind"] == "closed"
     query = data["prompt"]["query"]
