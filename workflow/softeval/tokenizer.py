@@ -7,6 +7,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 from pathlib import Path
+from typing import Any
 
 from tokenizers import Tokenizer, decoders, models, pre_tokenizers, trainers
 from transformers import PreTrainedTokenizerFast
@@ -39,3 +40,13 @@ def train_tokenizer(texts: Iterable[str], vocab_size: int) -> PreTrainedTokenize
 def save_tokenizer(tokenizer: PreTrainedTokenizerFast, out_dir: Path) -> None:
     with atomic_directory(out_dir) as tmp:
         tokenizer.save_pretrained(tmp)
+
+
+def prompt_and_answer_ids(tokenizer: Any, prompt: str, answer: str) -> tuple[list[int], list[int]]:
+    """Token ids of a prompt and of its answer (+ EOS), split where the answer starts.
+
+    The answer is tokenised in context (prompt + answer), as the model will see it.
+    """
+    prompt_ids = tokenizer(prompt)["input_ids"]
+    answer_ids = tokenizer(prompt + answer)["input_ids"][len(prompt_ids) :]
+    return prompt_ids, [*answer_ids, tokenizer.eos_token_id]

@@ -31,6 +31,7 @@ from softeval.data import load_split
 from softeval.io import atomic_directory, atomic_write_json, atomic_write_text
 from softeval.provenance import provenance
 from softeval.tasks import Task
+from softeval.tokenizer import prompt_and_answer_ids
 from softeval.world import World
 
 MAX_POSITIONS = 512
@@ -144,10 +145,7 @@ def sft_batches(
         encoded = []
         for index in (order.pop() for _ in range(batch_size)):
             task, example = items[index]
-            prompt = task.prompt(example)
-            prompt_ids = tokenizer(prompt)["input_ids"]
-            target_ids = tokenizer(prompt + task.target(example))["input_ids"][len(prompt_ids) :]
-            encoded.append((prompt_ids, [*target_ids, tokenizer.eos_token_id]))
+            encoded.append(prompt_and_answer_ids(tokenizer, task.prompt(example), task.target(example)))
         width = max(len(p) + len(t) for p, t in encoded)
         ids = torch.full((batch_size, width), tokenizer.pad_token_id)
         labels = torch.full((batch_size, width), IGNORE)

@@ -1,0 +1,263 @@
+"""Soft-prompt tuning: N trainable vectors placed right before the query, a frozen model.
+
+The vectors sit after any left padding, so every row sees exactly [soft prompt, query]
+whatever its length; positions follow the attention mask. The loss covers the answer
+tokens only, and the vocabulary projection is applied at those positions alone: with
+150k-token vocabularies, full-sequence logits would be most of the cost of a step.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import random
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any
+
+import torch
+import torch.nn.functional as F
+from safetensors import safe_open
+from safetensors.torch import save_file
+from tqdm import tqdm
+
+from softeval.io import atomic_directory
+from softeval.schema import InputError
+from softeval.tokenizer import prompt_and_answer_ids
+
+IGNORE = -100
+PROMPT_KEY = "prompt"
+
+
+@dataclass(frozen=True)
+class TuneConfig:
+    """Hyper-parameters of one tuning run (the paper's defaults)."""
+
+    n_tokens: int = 10
+    steps: int = 80
+    batch_size: int = 8
+    lr: float = 0.1
+    weight_decay: float = 0.0
+    warmup_steps: int = 0
+    schedule: str = "constant"  # "constant" | "cosine"
+    init: str = "vocab"  # "vocab" (rows sampled from the vocabulary) | "text" | "random"
+    init_text: str | None = None
+    seed: int = 0
+    snapshots: tuple[int, ...] = field(default=(0, 10, 20, 40, 80))
+
+
+@dataclass
+class TokenBatch:
+    """Left-padded token ids, their mask, and labels (IGNORE outside the answer)."""
+
+    input_ids: torch.Tensor
+    attention_mask: torch.Tensor
+    labels: torch.Tensor | None = None
+
+
+@dataclass
+class TuneResult:
+    vectors: torch.Tensor
+    losses: list[float]
+    snapshots: dict[int, torch.Tensor]
+    wall_seconds: float
+
+
+def encode_batch(tokenizer: Any, prompts: Sequence[str], targets: Sequence[str] | None = None) -> TokenBatch:
+    """Tokenise prompts (and answers + EOS when given) and left-pad them into one batch."""
+    rows, answers = [], []
+    for i, prompt in enumerate(prompts):
+        if targets is None:
+            prompt_ids, answer_ids = tokenizer(prompt)["input_ids"], []
+        else:
+            prompt_ids, answer_ids = prompt_and_answer_ids(tokenizer, prompt, targets[i])
+        rows.append(prompt_ids + answer_ids)
+        answers.append(len(answer_ids))
+    width = max(len(r) for r in rows)
+    ids = torch.full((len(rows), width), tokenizer.pad_token_id, dtype=torch.long)
+    mask = torch.zeros((len(rows), width), dtype=torch.long)
+    labels = torch.full((len(rows), width), IGNORE, dtype=torch.long)
+    for b, (row, n_answer) in enumerate(zip(rows, answers, strict=True)):
+        ids[b, width - len(row) :] = torch.tensor(row)
+        mask[b, width - len(row) :] = 1
+        if n_answer:
+            labels[b, width - n_answer :] = torch.tensor(row[-n_answer:])
+    return TokenBatch(ids, mask, labels if targets is not None else None)
+
+
+def insert_soft_prompt(
+    embeddings: torch.Tensor, vectors: torch.Tensor, attention_mask: torch.Tensor, labels: torch.Tensor | None = None
+) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor, torch.Tensor | None]:
+    """Place `vectors` after each row's left padding, right before its first real token.
+
+    Returns inputs_embeds, the extended attention mask, position ids derived from that mask,
+    and the labels shifted to match (IGNORE on the soft prompt).
+    """
+    batch, length, _ = embeddings.shape
+    n = vectors.shape[0]
+    pad = (attention_mask == 0).sum(dim=1, keepdim=True)  # left padding per row
+    j = torch.arange(length + n, device=embeddings.device).unsqueeze(0)
+    virtual = (j >= pad) & (j < pad + n)
+    token_index = torch.where(j < pad, j, j - n).clamp(0, length - 1).expand(batch, -1)
+    tokens = embeddings.gather(1, token_index.unsqueeze(-1).expand(-1, -1, embeddings.shape[-1]))
+    prompt = vectors.to(embeddings.dtype)[(j - pad).clamp(0, n - 1)]
+    inputs_embeds = torch.where(virtual.unsqueeze(-1), prompt, tokens)
+    mask = torch.where(virtual, torch.ones_like(token_index), attention_mask.gather(1, token_index))
+    position_ids = (mask.cumsum(dim=1) - 1).clamp(min=0)
+    if labels is not None:
+        labels = torch.where(virtual, torch.full_like(token_index, IGNORE), labels.gather(1, token_index))
+    return inputs_embeds, mask, position_ids, labels
+
+
+def answer_loss(model: Any, vectors: torch.Tensor, batch: TokenBatch) -> torch.Tensor:
+    """Mean cross-entropy of the answer tokens, projecting to the vocabulary only there."""
+    assert batch.labels is not None
+    embeds = model.get_input_embeddings()(batch.input_ids)
+    inputs_embeds, mask, positions, labels = insert_soft_prompt(embeds, vectors, batch.attention_mask, batch.labels)
+    hidden = model.base_model(inputs_embeds=inputs_embeds, attention_mask=mask, position_ids=positions)[0]
+    assert labels is not None
+    targets = labels[:, 1:]
+    keep = targets != IGNORE
+    logits = model.get_output_embeddings()(hidden[:, :-1][keep])
+    return F.cross_entropy(logits.float(), targets[keep])
+
+
+def initial_vectors(model: Any, tokenizer: Any, config: TuneConfig, generator: torch.Generator) -> torch.Tensor:
+    """Starting vectors: sampled vocabulary rows, an init text's embeddings, or noise."""
+    table = model.get_input_embeddings().weight.detach()
+    if config.init == "vocab":
+        rows = torch.randint(0, table.shape[0], (config.n_tokens,), generator=generator)
+        return table[rows].clone().float()
+    if config.init == "text":
+        if not config.init_text:
+            raise InputError("soft-prompt init 'text' needs init_text; set it or use init 'vocab'")
+        ids = tokenizer(config.init_text)["input_ids"]
+        ids = (ids * math.ceil(config.n_tokens / len(ids)))[: config.n_tokens]
+        return table[torch.tensor(ids)].clone().float()
+    if config.init == "random":
+        return torch.randn(config.n_tokens, table.shape[1], generator=generator) * table.float().std()
+    raise InputError(f"unknown soft-prompt init {config.init!r}; use vocab, text or random")
+
+
+def lr_factor(step: int, config: TuneConfig) -> float:
+    if step < config.warmup_steps:
+        return (step + 1) / config.warmup_steps
+    if config.schedule == "cosine":
+        progress = (step - config.warmup_steps) / max(1, config.steps - config.warmup_steps)
+        return 0.5 * (1 + math.cos(math.pi * progress))
+    return 1.0
+
+
+def freeze(model: Any) -> None:
+    """Eval mode (no dropout) and no gradients for any model weight."""
+    model.eval()
+    for parameter in model.parameters():
+        parameter.requires_grad_(False)
+
+
+def tune(
+    model: Any,
+    tokenizer: Any,
+    pairs: Sequence[tuple[str, str]],
+    config: TuneConfig,
+    on_snapshot: Callable[[int, torch.Tensor], None] | None = None,
+) -> TuneResult:
+    """Train the soft prompt on (prompt, answer) pairs; the model's weights never change."""
+    freeze(model)
+    generator = torch.Generator().manual_seed(config.seed)
+    vectors = torch.nn.Parameter(initial_vectors(model, tokenizer, config, generator))
+    optimizer = torch.optim.AdamW([vectors], lr=config.lr, weight_decay=config.weight_decay)
+    rng = random.Random(config.seed)
+    order: list[int] = []
+    losses: list[float] = []
+    snapshots: dict[int, torch.Tensor] = {}
+
+    def snapshot(step: int) -> None:
+        if step in config.snapshots:
+            snapshots[step] = vectors.detach().clone()
+            if on_snapshot:
+                on_snapshot(step, snapshots[step])
+
+    start = time.perf_counter()
+    with tqdm(range(config.steps), desc="tune", unit="step", mininterval=5) as bar:
+        for step in bar:
+            snapshot(step)
+            if len(order) < config.batch_size:
+                refill = list(range(len(pairs)))
+                rng.shuffle(refill)
+                order.extend(refill)
+            chosen = [pairs[order.pop()] for _ in range(config.batch_size)]
+            batch = encode_batch(tokenizer, [p for p, _ in chosen], [t for _, t in chosen])
+            for group in optimizer.param_groups:
+                group["lr"] = config.lr * lr_factor(step, config)
+            loss = answer_loss(model, vectors, batch)
+            loss.backward()
+            optimizer.step()
+            optimizer.zero_grad(set_to_none=True)
+            losses.append(loss.item())
+            elapsed = time.perf_counter() - start
+            bar.set_postfix(loss=f"{losses[-1]:.3f}", ex_per_s=f"{(step + 1) * config.batch_size / elapsed:.1f}")
+    snapshot(config.steps)
+    return TuneResult(vectors.detach().clone(), losses, snapshots, round(time.perf_counter() - start, 2))
+
+
+def save_prompt(path: Path | str, vectors: torch.Tensor, meta: dict[str, Any]) -> None:
+    """Safetensors (never pickle), with the provenance as string metadata; atomic."""
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_name(f".{path.name}.tmp")
+    save_file({PROMPT_KEY: vectors.detach().contiguous().cpu()}, str(tmp), metadata={"softeval": json.dumps(meta)})
+    tmp.replace(path)
+
+
+def load_prompt(path: Path | str) -> tuple[torch.Tensor, dict[str, Any]]:
+    try:
+        with safe_open(str(path), framework="pt") as handle:
+            vectors = handle.get_tensor(PROMPT_KEY)
+            meta = json.loads((handle.metadata() or {}).get("softeval", "{}"))
+    except Exception as err:  # safetensors raises several error types for bad files
+        raise InputError(f"{path}: not a softeval soft prompt ({err}); delete it to retrain") from None
+    return vectors, meta
+
+
+def export_peft(out_dir: Path | str, vectors: torch.Tensor, model: Any, base_model_name_or_path: str) -> None:
+    """Write a PEFT prompt-tuning adapter that `peft.PeftModel.from_pretrained` loads."""
+    from peft import PromptTuningConfig
+
+    config = PromptTuningConfig(
+        task_type="CAUSAL_LM",
+        num_virtual_tokens=vectors.shape[0],
+        token_dim=vectors.shape[1],
+        num_transformer_submodules=1,
+        num_layers=model.config.num_hidden_layers,
+        num_attention_heads=model.config.num_attention_heads,
+        base_model_name_or_path=base_model_name_or_path,
+        inference_mode=True,
+    )
+    with atomic_directory(Path(out_dir)) as tmp:
+        config.save_pretrained(str(tmp))
+        save_file({"prompt_embeddings": vectors.detach().contiguous().cpu()}, str(tmp / "adapter_model.safetensors"))
+
+
+def import_peft(adapter_dir: Path | str) -> torch.Tensor:
+    """Read the vectors of a PEFT prompt-tuning adapter (trained by PEFT or by softeval)."""
+    from peft import PeftConfig
+
+    config = PeftConfig.from_pretrained(str(adapter_dir))
+    if str(config.peft_type) not in ("PROMPT_TUNING", "PeftType.PROMPT_TUNING"):
+        raise InputError(
+            f"{adapter_dir}: a {config.peft_type} adapter, not prompt tuning; softeval imports prompts only"
+        )
+    with safe_open(str(Path(adapter_dir) / "adapter_model.safetensors"), framework="pt") as handle:
+        vectors = handle.get_tensor("prompt_embeddings")
+    if vectors.shape[0] != config.num_virtual_tokens:
+        raise InputError(
+            f"{adapter_dir}: {vectors.shape[0]} vectors but num_virtual_tokens is {config.num_virtual_tokens}"
+        )
+    return vectors
+
+
+def config_dict(config: TuneConfig) -> dict[str, Any]:
+    return {**asdict(config), "snapshots": list(config.snapshots)}
