@@ -5,6 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+
 from softeval.tasks import Task, load_task
 from softeval.world import World, generate_world
 

@@ -6,9 +6,9 @@ import sys
 
 import pytest
 import yaml
+
 from softeval.config import check_config, load_config_file
 from softeval.schema import InputError
-
 from tests.conftest import ROOT
 
 DEFAULT = load_config_file(ROOT / "config" / "config.yaml")

@@ -3,6 +3,7 @@ from __future__ import annotations
 import json
 
 import pytest
+
 from softeval.data import load_split, prepare_task, task_examples
 from softeval.schema import InputError
 

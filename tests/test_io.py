@@ -1,6 +1,7 @@
 from __future__ import annotations
 
 import pytest
+
 from softeval.io import atomic_directory, atomic_write_text, check_slug
 
 

@@ -5,6 +5,7 @@ import json
 
 import pytest
 import torch
+
 from softeval.corpus import tokenizer_corpus
 from softeval.data import task_examples
 from softeval.schema import InputError

@@ -4,9 +4,9 @@ import shutil
 
 import pytest
 import yaml
+
 from softeval.schema import InputError
 from softeval.tasks import load_task, normalize
-
 from tests.conftest import TASK_DIR
 
 NUMERIC = {"id": "n1", "question": "In what year was Vorlakia founded?", "answer": "1432"}
