@@ -1,0 +1,69 @@
+"""Judges turn a response into verdicts: knowledge, format, and the strict benchmark score.
+
+Knowledge asks whether the gold answer appears anywhere in the response, whatever its
+format; format asks whether the response has the task's expected form, right or wrong.
+The rule judge is deterministic and reads its rules from the task file; LLM judges plug in
+behind the same interface.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any, Protocol
+
+from softeval.tasks import Task, normalize
+
+NUMBER = re.compile(r"-?\d[\d,]*(?:\.\d+)?")
+
+
+@dataclass(frozen=True)
+class Verdict:
+    knowledge: bool
+    format: bool
+    strict: bool
+    judge: str
+
+
+class Judge(Protocol):
+    name: str
+
+    def judge(self, task: Task, examples: Sequence[dict[str, Any]], responses: Sequence[str]) -> list[Verdict]:
+        """One verdict per (example, response), in order."""
+        ...
+
+
+def gold_answers(example: dict[str, Any]) -> list[str]:
+    """The gold answer and any accepted aliases."""
+    return [str(example["answer"]), *(str(a) for a in example.get("aliases") or [])]
+
+
+def mentions(response: str, gold: str, answer_type: str) -> bool:
+    """Does the response state `gold` anywhere, modulo case, spacing, punctuation, number format?"""
+    if answer_type == "number":
+        wanted = normalize(gold, "number")
+        return any(normalize(found, "number") == wanted for found in NUMBER.findall(response))
+    wanted = normalize(gold, "text")
+    return bool(wanted) and f" {wanted} " in f" {normalize(response, 'text')} "
+
+
+class RuleJudge:
+    """Deterministic verdicts from the task's own rules (format pattern, answer type)."""
+
+    name = "rule"
+
+    def judge(self, task: Task, examples: Sequence[dict[str, Any]], responses: Sequence[str]) -> list[Verdict]:
+        answer_type = "text" if task.closed else task.answer_type
+        verdicts = []
+        for example, response in zip(examples, responses, strict=True):
+            knowledge = any(mentions(response, gold, answer_type) for gold in gold_answers(example))
+            verdicts.append(
+                Verdict(
+                    knowledge=knowledge,
+                    format=task.is_formatted(response, example),
+                    strict=task.is_strictly_correct(response, example),
+                    judge=self.name,
+                )
+            )
+        return verdicts
