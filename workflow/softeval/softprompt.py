@@ -18,7 +18,6 @@ from pathlib import Path
 from typing import Any
 
 import torch
-import torch.nn.functional as F
 from safetensors import safe_open
 from safetensors.torch import save_file
 from tqdm import tqdm
@@ -65,14 +64,16 @@ class TuneResult:
     wall_seconds: float
 
 
-def encode_batch(tokenizer: Any, prompts: Sequence[str], targets: Sequence[str] | None = None) -> TokenBatch:
-    """Tokenise prompts (and answers + EOS when given) and left-pad them into one batch."""
+def encode_batch(
+    tokenizer: Any, prompts: Sequence[str], targets: Sequence[str] | None = None, eos: bool = True
+) -> TokenBatch:
+    """Tokenise prompts (and answers, + EOS unless eos=False) and left-pad them into one batch."""
     rows, answers = [], []
     for i, prompt in enumerate(prompts):
         if targets is None:
             prompt_ids, answer_ids = tokenizer(prompt)["input_ids"], []
         else:
-            prompt_ids, answer_ids = prompt_and_answer_ids(tokenizer, prompt, targets[i])
+            prompt_ids, answer_ids = prompt_and_answer_ids(tokenizer, prompt, targets[i], eos=eos)
         rows.append(prompt_ids + answer_ids)
         answers.append(len(answer_ids))
     width = max(len(r) for r in rows)
@@ -111,17 +112,32 @@ def insert_soft_prompt(
     return inputs_embeds, mask, position_ids, labels
 
 
-def answer_loss(model: Any, vectors: torch.Tensor, batch: TokenBatch) -> torch.Tensor:
-    """Mean cross-entropy of the answer tokens, projecting to the vocabulary only there."""
+def answer_logprobs(model: Any, vectors: torch.Tensor | None, batch: TokenBatch) -> tuple[torch.Tensor, torch.Tensor]:
+    """Log-probability of every answer token, and the batch row each belongs to.
+
+    The vocabulary projection runs only at answer positions. `vectors=None` scores the
+    plain prompt (no soft prompt).
+    """
     assert batch.labels is not None
     embeds = model.get_input_embeddings()(batch.input_ids)
-    inputs_embeds, mask, positions, labels = insert_soft_prompt(embeds, vectors, batch.attention_mask, batch.labels)
-    hidden = model.base_model(inputs_embeds=inputs_embeds, attention_mask=mask, position_ids=positions)[0]
+    if vectors is None:
+        mask, labels = batch.attention_mask, batch.labels
+        inputs_embeds, positions = embeds, (mask.cumsum(dim=1) - 1).clamp(min=0)
+    else:
+        inputs_embeds, mask, positions, labels = insert_soft_prompt(embeds, vectors, batch.attention_mask, batch.labels)
     assert labels is not None
+    hidden = model.base_model(inputs_embeds=inputs_embeds, attention_mask=mask, position_ids=positions)[0]
     targets = labels[:, 1:]
     keep = targets != IGNORE
-    logits = model.get_output_embeddings()(hidden[:, :-1][keep])
-    return F.cross_entropy(logits.float(), targets[keep])
+    logits = model.get_output_embeddings()(hidden[:, :-1][keep]).float()
+    logprobs = logits.log_softmax(dim=-1).gather(1, targets[keep].unsqueeze(1)).squeeze(1)
+    return logprobs, keep.nonzero()[:, 0]
+
+
+def answer_loss(model: Any, vectors: torch.Tensor | None, batch: TokenBatch) -> torch.Tensor:
+    """Mean cross-entropy of the answer tokens."""
+    logprobs, _ = answer_logprobs(model, vectors, batch)
+    return -logprobs.mean()
 
 
 def initial_vectors(model: Any, tokenizer: Any, config: TuneConfig, generator: torch.Generator) -> torch.Tensor:

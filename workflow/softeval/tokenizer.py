@@ -42,11 +42,11 @@ def save_tokenizer(tokenizer: PreTrainedTokenizerFast, out_dir: Path) -> None:
         tokenizer.save_pretrained(tmp)
 
 
-def prompt_and_answer_ids(tokenizer: Any, prompt: str, answer: str) -> tuple[list[int], list[int]]:
-    """Token ids of a prompt and of its answer (+ EOS), split where the answer starts.
+def prompt_and_answer_ids(tokenizer: Any, prompt: str, answer: str, eos: bool = True) -> tuple[list[int], list[int]]:
+    """Token ids of a prompt and of its answer (+ EOS unless eos=False), split where the answer starts.
 
     The answer is tokenised in context (prompt + answer), as the model will see it.
     """
     prompt_ids = tokenizer(prompt)["input_ids"]
     answer_ids = tokenizer(prompt + answer)["input_ids"][len(prompt_ids) :]
-    return prompt_ids, [*answer_ids, tokenizer.eos_token_id]
+    return prompt_ids, [*answer_ids, tokenizer.eos_token_id] if eos else answer_ids

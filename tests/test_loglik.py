@@ -1,0 +1,57 @@
+from __future__ import annotations
+
+import pytest
+import torch
+
+from softeval.corpus import tokenizer_corpus
+from softeval.data import task_examples
+from softeval.loglik import OptionScores, score_options
+from softeval.softprompt import insert_soft_prompt
+from softeval.tokenizer import train_tokenizer
+from softeval.zoo import build_model
+
+
+@pytest.fixture(scope="module")
+def setup(world, tasks):
+    tokenizer = train_tokenizer(tokenizer_corpus(world, list(tasks.values())), 400)
+    torch.manual_seed(0)
+    model = build_model({"arch": "llama", "layers": 2, "width": 32, "heads": 2}, tokenizer).eval()
+    task = tasks["world_choice"]
+    examples = task_examples(task, world, "test")[:5]
+    return model, tokenizer, task, examples, [task.prompt(ex) for ex in examples]
+
+
+def reference_loglik(model, tokenizer, prompt, response, vectors=None):
+    """Full-vocabulary forward over prompt + response, one sequence, no padding."""
+    prompt_ids = tokenizer(prompt)["input_ids"]
+    ids = torch.tensor([tokenizer(prompt + response)["input_ids"]])
+    embeds = model.get_input_embeddings()(ids)
+    mask = torch.ones_like(ids)
+    start = len(prompt_ids)
+    if vectors is not None:
+        embeds, mask, _, _ = insert_soft_prompt(embeds, vectors, mask)
+        start += vectors.shape[0]
+    logprobs = model(inputs_embeds=embeds, attention_mask=mask).logits.log_softmax(-1)[0]
+    targets = ids[0, len(prompt_ids) :]
+    return sum(logprobs[start - 1 + j, t].item() for j, t in enumerate(targets.tolist())), len(targets)
+
+
+@pytest.mark.parametrize("with_prompt", [False, True])
+def test_option_scores_match_a_full_forward_and_batching_does_not_matter(setup, with_prompt):
+    model, tokenizer, task, examples, prompts = setup
+    vectors = torch.randn(10, 32, generator=torch.Generator().manual_seed(3)) if with_prompt else None
+    batched = score_options(model, tokenizer, task, prompts, examples, vectors, batch_size=7)
+    single = score_options(model, tokenizer, task, prompts, examples, vectors, batch_size=1)
+    for scores, alone, prompt, example in zip(batched, single, prompts, examples, strict=True):
+        assert scores.logliks == pytest.approx(alone.logliks, abs=1e-4)
+        for k in range(len(example["options"])):
+            expected, n = reference_loglik(model, tokenizer, prompt, task.target({**example, "label": k}), vectors)
+            assert scores.logliks[k] == pytest.approx(expected, abs=1e-4)
+            assert scores.lengths[k] == n
+
+
+def test_choice_and_length_normalisation():
+    scores = OptionScores(logliks=[-6.0, -4.0, -4.0, -9.0], lengths=[6, 2, 4, 3])
+    assert scores.ranking == [1, 2, 0, 3]
+    assert scores.chosen == 1
+    assert OptionScores([-6.0, -5.0], [6, 2]).chosen_normalized == 0  # -1.0 per token beats -2.5

@@ -1,0 +1,72 @@
+"""Knowledge of closed tasks: rank the listed options by their log-likelihood.
+
+Each option is scored as the response the model would write ("B. Talvish"), after the
+same prompt (and soft prompt) as generation, so knowledge and format are measured on
+the same footing.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import torch
+
+from softeval.softprompt import answer_logprobs, encode_batch
+from softeval.tasks import Task
+
+
+@dataclass(frozen=True)
+class OptionScores:
+    """Summed log-likelihood and token count of each option, and what they choose."""
+
+    logliks: list[float]
+    lengths: list[int]
+
+    @property
+    def ranking(self) -> list[int]:
+        """Option indices, most likely first (ties keep the listed order)."""
+        return sorted(range(len(self.logliks)), key=lambda i: -self.logliks[i])
+
+    @property
+    def chosen(self) -> int:
+        return self.ranking[0]
+
+    @property
+    def chosen_normalized(self) -> int:
+        """The choice under per-token (length-normalised) log-likelihood."""
+        per_token = [ll / n for ll, n in zip(self.logliks, self.lengths, strict=True)]
+        return max(range(len(per_token)), key=lambda i: (per_token[i], -i))
+
+
+@torch.no_grad()
+def score_options(
+    model: Any,
+    tokenizer: Any,
+    task: Task,
+    prompts: Sequence[str],
+    examples: Sequence[dict[str, Any]],
+    vectors: torch.Tensor | None = None,
+    batch_size: int = 32,
+) -> list[OptionScores]:
+    """Score every option of every example after its prompt, `batch_size` options at a time."""
+    pairs = [
+        (i, prompt, task.target({**example, "label": k}))
+        for i, (prompt, example) in enumerate(zip(prompts, examples, strict=True))
+        for k in range(len(example["options"]))
+    ]
+    logliks: list[float] = []
+    lengths: list[int] = []
+    for start in range(0, len(pairs), batch_size):
+        chunk = pairs[start : start + batch_size]
+        batch = encode_batch(tokenizer, [p for _, p, _ in chunk], [t for _, _, t in chunk], eos=False)
+        logprobs, rows = answer_logprobs(model, vectors, batch)
+        logliks += torch.zeros(len(chunk)).index_add_(0, rows, logprobs).tolist()
+        lengths += torch.bincount(rows, minlength=len(chunk)).tolist()
+    out, cursor = [], 0
+    for example in examples:
+        n = len(example["options"])
+        out.append(OptionScores(logliks[cursor : cursor + n], lengths[cursor : cursor + n]))
+        cursor += n
+    return out
