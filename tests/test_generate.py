@@ -1,0 +1,70 @@
+from __future__ import annotations
+
+import pytest
+import torch
+
+from softeval.corpus import tokenizer_corpus
+from softeval.data import task_examples
+from softeval.generate import generate_greedy
+from softeval.tokenizer import train_tokenizer
+from softeval.zoo import build_model
+
+
+@pytest.fixture(scope="module")
+def setup(world, tasks):
+    tokenizer = train_tokenizer(tokenizer_corpus(world, list(tasks.values())), 400)
+    torch.manual_seed(0)
+    model = build_model({"arch": "llama", "layers": 2, "width": 32, "heads": 2}, tokenizer).eval()
+    prompts = []
+    for name in ("world_numeric", "world_choice", "world_phrase"):
+        task = tasks[name]
+        prompts += [task.prompt(ex) for ex in task_examples(task, world, "test")[:3]]
+    prompts += ["Short.", "Question: x?\nAnswer:"]
+    return model, tokenizer, prompts
+
+
+VECTORS = torch.randn(10, 32, generator=torch.Generator().manual_seed(5))
+
+
+@pytest.mark.parametrize("vectors", [None, VECTORS], ids=["plain", "soft-prompt"])
+def test_batched_equals_one_at_a_time_and_cache_equals_no_cache(setup, vectors):
+    model, tokenizer, prompts = setup
+    kwargs = {"vectors": vectors, "stops": (".", "\n"), "max_new_tokens": 10}
+    batched = generate_greedy(model, tokenizer, prompts, batch_size=len(prompts), **kwargs)
+    single = generate_greedy(model, tokenizer, prompts, batch_size=1, **kwargs)
+    uncached = generate_greedy(model, tokenizer, prompts, batch_size=4, use_cache=False, **kwargs)
+    assert batched == single == uncached
+    assert len(batched) == len(prompts)
+    assert {g.stop_reason for g in batched} <= {"eos", "stop", "length"}
+    for g, prompt in zip(batched, prompts, strict=True):
+        assert g.prompt_tokens == len(tokenizer(prompt)["input_ids"])
+        assert "." not in g.text and "\n" not in g.text
+        assert 1 <= g.new_tokens <= 10
+
+
+def test_soft_prompt_generation_matches_a_manual_greedy_loop(setup):
+    model, tokenizer, prompts = setup
+    prompt = prompts[0]
+    ours = generate_greedy(model, tokenizer, [prompt], vectors=VECTORS, stops=("\n",), max_new_tokens=6)[0]
+    ids = tokenizer(prompt)["input_ids"]
+    embeds = torch.cat([VECTORS, model.get_input_embeddings()(torch.tensor(ids))]).unsqueeze(0)
+    generated = []
+    with torch.no_grad():
+        for _ in range(6):
+            token = int(model(inputs_embeds=embeds).logits[0, -1].argmax())
+            if token == tokenizer.eos_token_id:
+                break
+            generated.append(token)
+            if "\n" in tokenizer.decode(generated):
+                break
+            embeds = torch.cat([embeds, model.get_input_embeddings()(torch.tensor([[token]]))], dim=1)
+    assert ours.text == tokenizer.decode(generated).split("\n")[0]
+    assert ours.new_tokens == len(generated)
+
+
+def test_length_limit_and_bad_limit(setup):
+    model, tokenizer, prompts = setup
+    (g,) = generate_greedy(model, tokenizer, prompts[:1], stops=("@@@",), max_new_tokens=3)
+    assert g.new_tokens <= 3 and (g.stop_reason == "length") == (g.new_tokens == 3)
+    with pytest.raises(ValueError):
+        generate_greedy(model, tokenizer, prompts[:1], max_new_tokens=0)
