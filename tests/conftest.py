@@ -13,6 +13,16 @@ ROOT = Path(__file__).resolve().parents[1]
 TASK_DIR = ROOT / "config" / "tasks"
 TASK_NAMES = ["world_numeric", "world_phrase", "world_boxed", "world_choice"]
 
+# Hand-written examples shared by the task and judge tests.
+NUMERIC = {"id": "n1", "question": "In what year was Vorlakia founded?", "answer": "1432"}
+CHOICE = {
+    "id": "c1",
+    "question": "Which language is spoken in Vorlakia?",
+    "answer": "Talvish",
+    "options": ["Brisic", "Talvish", "Upese", "Zorish"],
+    "label": 1,
+}
+
 
 @pytest.fixture(scope="session")
 def tasks() -> dict[str, Task]:

@@ -3,17 +3,11 @@ from __future__ import annotations
 import pytest
 
 from softeval.judge import RuleJudge, mentions
+from tests.conftest import CHOICE
 
 YEAR = {"id": "n", "question": "In what year was Vorlakia founded?", "answer": "1432"}
 BIG = {"id": "b", "question": "q", "answer": "1000"}
 CAPITAL = {"id": "p", "question": "What is the capital of Vorlakia?", "answer": "New Mirtoban", "aliases": ["Mirtoban"]}
-CHOICE = {
-    "id": "c",
-    "question": "Which language is spoken in Vorlakia?",
-    "answer": "Talvish",
-    "options": ["Brisic", "Talvish", "Upese", "Zorish"],
-    "label": 1,
-}
 
 
 def verdict(tasks, task, example, response):

@@ -7,16 +7,7 @@ import yaml
 
 from softeval.schema import InputError
 from softeval.tasks import load_task, normalize
-from tests.conftest import TASK_DIR
-
-NUMERIC = {"id": "n1", "question": "In what year was Vorlakia founded?", "answer": "1432"}
-CHOICE = {
-    "id": "c1",
-    "question": "Which language is spoken in Vorlakia?",
-    "answer": "Talvish",
-    "options": ["Brisic", "Talvish", "Upese", "Zorish"],
-    "label": 1,
-}
+from tests.conftest import CHOICE, NUMERIC, TASK_DIR
 
 
 def test_zero_shot_prompt_is_instruction_then_question(tasks):
