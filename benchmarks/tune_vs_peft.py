@@ -18,7 +18,8 @@ import torch
 from peft import PromptTuningConfig, get_peft_model
 from transformers import LlamaConfig, LlamaForCausalLM
 
-from softeval.softprompt import IGNORE, TokenBatch, answer_loss, freeze
+from softeval.softprompt import answer_loss, freeze
+from softeval.tokenizer import IGNORE, TokenBatch
 
 
 def make_batch(args: argparse.Namespace, generator: torch.Generator) -> TokenBatch:

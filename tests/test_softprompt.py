@@ -10,10 +10,8 @@ from softeval.corpus import tokenizer_corpus
 from softeval.data import task_examples
 from softeval.schema import InputError
 from softeval.softprompt import (
-    IGNORE,
     TuneConfig,
     answer_loss,
-    encode_batch,
     export_peft,
     import_peft,
     insert_soft_prompt,
@@ -21,7 +19,7 @@ from softeval.softprompt import (
     save_prompt,
     tune,
 )
-from softeval.tokenizer import train_tokenizer
+from softeval.tokenizer import IGNORE, encode_batch, train_tokenizer
 from softeval.zoo import build_model
 
 SMALL = TuneConfig(steps=6, batch_size=4, snapshots=(0, 3, 6))

@@ -12,8 +12,8 @@ from softeval.corpus import CorpusStyle, PretrainCorpus, Recipe, exposure_docume
 from softeval.data import prepare_task
 from softeval.probe import cut_at_stop, probe_model, starts_with_value
 from softeval.report import add_ranks, zoo_table
-from softeval.tokenizer import save_tokenizer, train_tokenizer
-from softeval.zoo import IGNORE, lr_at, posttrain, pretrain, sft_batches
+from softeval.tokenizer import IGNORE, save_tokenizer, train_tokenizer
+from softeval.zoo import lr_at, posttrain, pretrain, sft_batches
 
 SIZE = {"arch": "llama", "layers": 1, "width": 32, "heads": 2}
 HYPER = {"steps": 6, "batch_size": 4, "seq_len": 32, "lr": 0.005, "warmup_steps": 2}

@@ -14,7 +14,8 @@ from typing import Any
 
 import torch
 
-from softeval.softprompt import encode_batch, insert_soft_prompt
+from softeval.softprompt import insert_soft_prompt
+from softeval.tokenizer import encode_batch
 
 
 @dataclass(frozen=True)

@@ -13,8 +13,9 @@ from typing import Any
 
 import torch
 
-from softeval.softprompt import answer_logprobs, encode_batch
+from softeval.softprompt import answer_logprobs
 from softeval.tasks import Task
+from softeval.tokenizer import encode_batch
 
 
 @dataclass(frozen=True)

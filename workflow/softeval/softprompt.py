@@ -13,7 +13,7 @@ import math
 import random
 import time
 from collections.abc import Callable, Sequence
-from dataclasses import asdict, dataclass, field
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -24,9 +24,8 @@ from tqdm import tqdm
 
 from softeval.io import atomic_directory
 from softeval.schema import InputError
-from softeval.tokenizer import prompt_and_answer_ids
+from softeval.tokenizer import IGNORE, TokenBatch, encode_batch
 
-IGNORE = -100
 PROMPT_KEY = "prompt"
 
 
@@ -48,44 +47,11 @@ class TuneConfig:
 
 
 @dataclass
-class TokenBatch:
-    """Left-padded token ids, their mask, and labels (IGNORE outside the answer)."""
-
-    input_ids: torch.Tensor
-    attention_mask: torch.Tensor
-    labels: torch.Tensor | None = None
-
-
-@dataclass
 class TuneResult:
     vectors: torch.Tensor
     losses: list[float]
     snapshots: dict[int, torch.Tensor]
     wall_seconds: float
-
-
-def encode_batch(
-    tokenizer: Any, prompts: Sequence[str], targets: Sequence[str] | None = None, eos: bool = True
-) -> TokenBatch:
-    """Tokenise prompts (and answers, + EOS unless eos=False) and left-pad them into one batch."""
-    rows, answers = [], []
-    for i, prompt in enumerate(prompts):
-        if targets is None:
-            prompt_ids, answer_ids = tokenizer(prompt)["input_ids"], []
-        else:
-            prompt_ids, answer_ids = prompt_and_answer_ids(tokenizer, prompt, targets[i], eos=eos)
-        rows.append(prompt_ids + answer_ids)
-        answers.append(len(answer_ids))
-    width = max(len(r) for r in rows)
-    ids = torch.full((len(rows), width), tokenizer.pad_token_id, dtype=torch.long)
-    mask = torch.zeros((len(rows), width), dtype=torch.long)
-    labels = torch.full((len(rows), width), IGNORE, dtype=torch.long)
-    for b, (row, n_answer) in enumerate(zip(rows, answers, strict=True)):
-        ids[b, width - len(row) :] = torch.tensor(row)
-        mask[b, width - len(row) :] = 1
-        if n_answer:
-            labels[b, width - n_answer :] = torch.tensor(row[-n_answer:])
-    return TokenBatch(ids, mask, labels if targets is not None else None)
 
 
 def insert_soft_prompt(
@@ -273,7 +239,3 @@ def import_peft(adapter_dir: Path | str) -> torch.Tensor:
             f"{adapter_dir}: {vectors.shape[0]} vectors but num_virtual_tokens is {config.num_virtual_tokens}"
         )
     return vectors
-
-
-def config_dict(config: TuneConfig) -> dict[str, Any]:
-    return {**asdict(config), "snapshots": list(config.snapshots)}

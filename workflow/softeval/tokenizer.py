@@ -5,16 +5,19 @@ Byte-level so that no string is ever unknown (model responses can contain anythi
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+import torch
 from tokenizers import Tokenizer, decoders, models, pre_tokenizers, trainers
 from transformers import PreTrainedTokenizerFast
 
 from softeval.io import atomic_directory
 
 EOS = "<|endoftext|>"
+IGNORE = -100  # label of tokens that carry no loss
 
 
 def train_tokenizer(texts: Iterable[str], vocab_size: int) -> PreTrainedTokenizerFast:
@@ -50,3 +53,45 @@ def prompt_and_answer_ids(tokenizer: Any, prompt: str, answer: str, eos: bool = 
     prompt_ids = tokenizer(prompt)["input_ids"]
     answer_ids = tokenizer(prompt + answer)["input_ids"][len(prompt_ids) :]
     return prompt_ids, [*answer_ids, tokenizer.eos_token_id] if eos else answer_ids
+
+
+@dataclass
+class TokenBatch:
+    """Padded token ids, their mask, and labels (IGNORE outside the answer)."""
+
+    input_ids: torch.Tensor
+    attention_mask: torch.Tensor
+    labels: torch.Tensor | None = None
+
+
+def encode_batch(
+    tokenizer: Any,
+    prompts: Sequence[str],
+    targets: Sequence[str] | None = None,
+    eos: bool = True,
+    side: str = "left",
+) -> TokenBatch:
+    """Tokenise prompts (and answers, + EOS unless eos=False) and pad them into one batch.
+
+    Left padding (the default) is for inference and soft prompts, whose positions come from
+    the mask; right padding suits plain training, where positions start at 0 anyway.
+    """
+    rows, answers = [], []
+    for i, prompt in enumerate(prompts):
+        if targets is None:
+            prompt_ids, answer_ids = tokenizer(prompt)["input_ids"], []
+        else:
+            prompt_ids, answer_ids = prompt_and_answer_ids(tokenizer, prompt, targets[i], eos=eos)
+        rows.append(prompt_ids + answer_ids)
+        answers.append(len(answer_ids))
+    width = max(len(r) for r in rows)
+    ids = torch.full((len(rows), width), tokenizer.pad_token_id, dtype=torch.long)
+    mask = torch.zeros((len(rows), width), dtype=torch.long)
+    labels = torch.full((len(rows), width), IGNORE, dtype=torch.long)
+    for b, (row, n_answer) in enumerate(zip(rows, answers, strict=True)):
+        start = width - len(row) if side == "left" else 0
+        ids[b, start : start + len(row)] = torch.tensor(row)
+        mask[b, start : start + len(row)] = 1
+        if n_answer:
+            labels[b, start + len(row) - n_answer : start + len(row)] = torch.tensor(row[-n_answer:])
+    return TokenBatch(ids, mask, labels if targets is not None else None)

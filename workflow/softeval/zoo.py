@@ -31,11 +31,10 @@ from softeval.data import load_split
 from softeval.io import atomic_directory, atomic_write_json, atomic_write_text
 from softeval.provenance import provenance
 from softeval.tasks import Task
-from softeval.tokenizer import prompt_and_answer_ids
+from softeval.tokenizer import encode_batch
 from softeval.world import World
 
 MAX_POSITIONS = 512
-IGNORE = -100
 
 
 def set_determinism(seed: int, threads: int) -> None:
@@ -142,20 +141,11 @@ def sft_batches(
             refill = list(range(len(items)))
             rng.shuffle(refill)
             order.extend(refill)
-        encoded = []
-        for index in (order.pop() for _ in range(batch_size)):
-            task, example = items[index]
-            encoded.append(prompt_and_answer_ids(tokenizer, task.prompt(example), task.target(example)))
-        width = max(len(p) + len(t) for p, t in encoded)
-        ids = torch.full((batch_size, width), tokenizer.pad_token_id)
-        labels = torch.full((batch_size, width), IGNORE)
-        mask = torch.zeros((batch_size, width), dtype=torch.long)
-        for row, (prompt_ids, target_ids) in enumerate(encoded):
-            n = len(prompt_ids) + len(target_ids)
-            ids[row, :n] = torch.tensor(prompt_ids + target_ids)
-            labels[row, len(prompt_ids) : n] = torch.tensor(target_ids)
-            mask[row, :n] = 1
-        yield {"input_ids": ids, "attention_mask": mask, "labels": labels}
+        chosen = [items[order.pop()] for _ in range(batch_size)]
+        batch = encode_batch(
+            tokenizer, [t.prompt(ex) for t, ex in chosen], [t.target(ex) for t, ex in chosen], side="right"
+        )
+        yield {"input_ids": batch.input_ids, "attention_mask": batch.attention_mask, "labels": batch.labels}
 
 
 def save_model(
