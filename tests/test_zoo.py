@@ -10,7 +10,8 @@ from transformers import AutoModelForCausalLM, AutoTokenizer
 
 from softeval.corpus import CorpusStyle, PretrainCorpus, Recipe, exposure_document, tokenizer_corpus
 from softeval.data import prepare_task
-from softeval.probe import cut_at_stop, probe_model, starts_with_value
+from softeval.generate import cut_at_stop
+from softeval.probe import probe_model, starts_with_value
 from softeval.report import add_ranks, zoo_table
 from softeval.tokenizer import IGNORE, save_tokenizer, train_tokenizer
 from softeval.zoo import lr_at, posttrain, pretrain, sft_batches

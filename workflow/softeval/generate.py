@@ -26,9 +26,9 @@ class Generation:
     new_tokens: int
 
 
-def _first_stop(text: str, stops: Sequence[str]) -> int | None:
-    hits = [text.find(s) for s in stops if s in text]
-    return min(hits) if hits else None
+def cut_at_stop(text: str, stops: Sequence[str]) -> str:
+    """The text before the first stop string (all of it if none occurs)."""
+    return text[: min((text.find(s) for s in stops if s in text), default=len(text))]
 
 
 @torch.no_grad()
@@ -88,7 +88,7 @@ def _generate_chunk(
                 continue
             new_ids[row].append(token)
             text = tokenizer.decode(new_ids[row], skip_special_tokens=True)
-            if _first_stop(text, stops) is not None:
+            if cut_at_stop(text, stops) != text:
                 results[row] = _finish(tokenizer, new_ids[row], "stop", prompt_tokens[row], stops)
             elif step == max_new_tokens - 1:
                 results[row] = _finish(tokenizer, new_ids[row], "length", prompt_tokens[row], stops)
@@ -99,13 +99,14 @@ def _generate_chunk(
         index = torch.tensor(keep)
         active = [active[i] for i in keep]
         mask = torch.cat([mask[index], torch.ones(len(keep), 1, dtype=mask.dtype)], dim=1)
+        positions = torch.cat([positions[index], positions[index, -1:] + 1], dim=1)
         next_tokens = tokens[index].unsqueeze(1)
         if use_cache:
             cache.batch_select_indices(index)
             step_out = model(
                 input_ids=next_tokens,
                 attention_mask=mask,
-                position_ids=positions[index, -1:] + 1,
+                position_ids=positions[:, -1:],
                 cache=cache,
                 use_cache=True,
                 logits_to_keep=1,
@@ -114,18 +115,13 @@ def _generate_chunk(
         else:
             embeds = torch.cat([embeds[index], model.get_input_embeddings()(next_tokens)], dim=1)
             step_out = model(
-                inputs_embeds=embeds,
-                attention_mask=mask,
-                position_ids=torch.cat([positions[index], positions[index, -1:] + 1], dim=1),
-                use_cache=False,
-                logits_to_keep=1,
+                inputs_embeds=embeds, attention_mask=mask, position_ids=positions, use_cache=False, logits_to_keep=1
             )
-        positions = torch.cat([positions[index], positions[index, -1:] + 1], dim=1)
         next_logits = step_out.logits[:, -1]
     return [r for r in results if r is not None]
 
 
 def _finish(tokenizer: Any, ids: list[int], reason: str, prompt_tokens: int, stops: Sequence[str]) -> Generation:
-    text = tokenizer.decode(ids, skip_special_tokens=True)
-    cut = _first_stop(text, stops)
-    return Generation(text[:cut] if cut is not None else text, reason, prompt_tokens, len(ids))
+    return Generation(
+        cut_at_stop(tokenizer.decode(ids, skip_special_tokens=True), stops), reason, prompt_tokens, len(ids)
+    )

@@ -1,7 +1,8 @@
 """Ground-truth probes of a zoo model: what it knows (cloze) and how it answers (zero-shot).
 
 The cloze probe asks in the corpus's own phrasing, so it measures knowledge without any
-format demand; zero-shot format accuracy measures the format demand alone.
+format demand; zero-shot format accuracy measures the format demand alone. Both use
+softeval's own greedy generator (softeval.generate), the one every method is scored with.
 """
 
 from __future__ import annotations
@@ -13,35 +14,11 @@ import torch
 from transformers import AutoModelForCausalLM, AutoTokenizer
 
 from softeval.data import load_split
+from softeval.generate import generate_greedy
 from softeval.io import atomic_write_json, atomic_write_jsonl
 from softeval.provenance import provenance
 from softeval.tasks import Task
 from softeval.world import RELATIONS, World
-
-
-@torch.no_grad()
-def greedy_continuations(
-    model: Any, tokenizer: Any, prompts: list[str], max_new_tokens: int, batch_size: int
-) -> list[str]:
-    """Greedy continuations with Hugging Face `generate` (left padding)."""
-    tokenizer.padding_side = "left"
-    out = []
-    for start in range(0, len(prompts), batch_size):
-        batch = tokenizer(prompts[start : start + batch_size], return_tensors="pt", padding=True)
-        generated = model.generate(
-            **batch,
-            max_new_tokens=max_new_tokens,
-            do_sample=False,
-            pad_token_id=tokenizer.pad_token_id,
-            eos_token_id=tokenizer.eos_token_id,
-        )
-        out.extend(tokenizer.batch_decode(generated[:, batch["input_ids"].shape[1] :], skip_special_tokens=True))
-    return out
-
-
-def cut_at_stop(text: str, stops: tuple[str, ...]) -> str:
-    cut = min((text.find(s) for s in stops if s in text), default=len(text))
-    return text[:cut]
 
 
 def starts_with_value(continuation: str, value: str) -> bool:
@@ -68,11 +45,20 @@ def probe_model(
     model = AutoModelForCausalLM.from_pretrained(model_dir).eval()
     world = World.load(world_path)
     entities = world.split("test")
+
+    def complete(prompts: list[str], stops: tuple[str, ...]) -> list[str]:
+        return [g.text for g in generate_greedy(model, tokenizer, prompts, None, stops, max_new_tokens, batch_size)]
+
     rows: list[dict[str, Any]] = []
     summary: dict[str, Any] = {"knowledge": {}, "zero_shot_format": {}, "zero_shot_strict": {}}
     for relation in sorted({task.dataset["relation"] for task in tasks}):
         prompts = [RELATIONS[relation].cloze_prefix(e.name) for e in entities]
-        continuations = greedy_continuations(model, tokenizer, prompts, max_new_tokens, batch_size)
+        continuations = [
+            g.text
+            for g in generate_greedy(
+                model, tokenizer, prompts, stops=(), max_new_tokens=max_new_tokens, batch_size=batch_size
+            )
+        ]
         known = [starts_with_value(c, e.attributes[relation]) for c, e in zip(continuations, entities, strict=True)]
         summary["knowledge"][relation] = sum(known) / len(known)
         rows += [
@@ -89,10 +75,7 @@ def probe_model(
     for task in tasks:
         examples = list(load_split(data_dirs[task.name], "test"))
         prompts = [task.prompt(ex) for ex in examples]
-        responses = [
-            cut_at_stop(c, task.stop)
-            for c in greedy_continuations(model, tokenizer, prompts, max_new_tokens, batch_size)
-        ]
+        responses = complete(prompts, task.stop)
         formatted = [task.is_formatted(r, ex) for r, ex in zip(responses, examples, strict=True)]
         strict = [task.is_strictly_correct(r, ex) for r, ex in zip(responses, examples, strict=True)]
         summary["zero_shot_format"][task.name] = sum(formatted) / len(formatted)
