@@ -2,7 +2,7 @@
 
 The cloze probe asks in the corpus's own phrasing, so it measures knowledge without any
 format demand; zero-shot format accuracy measures the format demand alone. Both use
-softeval's own greedy generator (softeval.generate), the one every method is scored with.
+softeval's own greedy generator (softeval.generate), the engine the methods will use.
 """
 
 from __future__ import annotations
