@@ -53,7 +53,7 @@ def score_options(
 ) -> list[OptionScores]:
     """Score every option of every example after its prompt, `batch_size` options at a time."""
     pairs = [
-        (i, prompt, task.target({**example, "label": k}))
+        (i, prompt, task.option_target(example, k))
         for i, (prompt, example) in enumerate(zip(prompts, examples, strict=True))
         for k in range(len(example["options"]))
     ]

@@ -60,9 +60,13 @@ class Task:
         letter = LETTERS[example["label"]] if self.closed else ""
         return self.target_template.format(answer=example["answer"], letter=letter)
 
+    def option_target(self, example: dict[str, Any], k: int) -> str:
+        """Closed tasks: option `k` written as the expected response (" B. <text>")."""
+        return self.target_template.format(answer=example["options"][k], letter=LETTERS[k])
+
     def option_responses(self, example: dict[str, Any]) -> list[str]:
         """Closed tasks: every listed option written as a response ("B. <text>")."""
-        return [f"{LETTERS[i]}. {text}" for i, text in enumerate(example["options"])]
+        return [self.option_target(example, k).strip() for k in range(len(example["options"]))]
 
     def is_formatted(self, response: str, example: dict[str, Any]) -> bool:
         """Format accuracy: is the response in the expected format, right or wrong?"""
