@@ -11,6 +11,9 @@ configfile: "config/config.yaml"
 include: "workflow/rules/common.smk"
 include: "workflow/rules/data.smk"
 include: "workflow/rules/zoo.smk"
+include: "workflow/rules/tune.smk"
+include: "workflow/rules/generate.smk"
+include: "workflow/rules/score.smk"
 
 
 rule all:
@@ -19,3 +22,4 @@ rule all:
         expand("results/data/{task}/meta.json", task=TASKS),
         "results/tables/zoo.csv",
         "results/tables/zoo.md",
+        "results/tables/scores.csv",

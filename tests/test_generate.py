@@ -6,6 +6,7 @@ import torch
 from softeval.corpus import tokenizer_corpus
 from softeval.data import task_examples
 from softeval.generate import generate_greedy
+from softeval.methods import build_prompts, few_shot_examples
 from softeval.tokenizer import train_tokenizer
 from softeval.zoo import build_model
 
@@ -68,3 +69,45 @@ def test_length_limit_and_bad_limit(setup):
     assert g.new_tokens <= 3 and (g.stop_reason == "length") == (g.new_tokens == 3)
     with pytest.raises(ValueError):
         generate_greedy(model, tokenizer, prompts[:1], max_new_tokens=0)
+
+
+@pytest.mark.parametrize("vectors", [None, VECTORS], ids=["plain", "soft-prompt"])
+def test_shared_prefix_cache_changes_nothing(setup, world, tasks, vectors):
+    """Few-shot prompts share instruction + shots: encoding them once gives the same tokens."""
+    model, tokenizer, _ = setup
+    task = tasks["world_numeric"]
+    train, test = task_examples(task, world, "train"), task_examples(task, world, "test")
+    method = build_prompts(task, "few_shot", test[:7], few_shot_examples(train, 3, 0, task))
+    kwargs = {"vectors": vectors, "stops": ("\n",), "max_new_tokens": 8}
+    reference = generate_greedy(model, tokenizer, method.prompts, batch_size=1, use_cache=False, **kwargs)
+    shared = generate_greedy(
+        model, tokenizer, method.prompts, batch_size=3, shared_prefix=method.shared_prefix, **kwargs
+    )
+    assert shared == reference
+    # A "prefix" that is not a token prefix of the prompts falls back to plain generation.
+    odd = generate_greedy(
+        model, tokenizer, method.prompts, batch_size=3, shared_prefix=method.shared_prefix[:-1], **kwargs
+    )
+    assert odd == reference
+
+
+def test_shared_prefix_is_encoded_once(setup, world, tasks, monkeypatch):
+    model, tokenizer, _ = setup
+    task = tasks["world_phrase"]
+    method = build_prompts(task, "zero_shot", task_examples(task, world, "test")[:6])
+    lengths = []
+    original = model.forward
+
+    def spy(*args, **kwargs):
+        source = kwargs.get("input_ids") if kwargs.get("input_ids") is not None else kwargs["inputs_embeds"]
+        lengths.append(source.shape[1])
+        return original(*args, **kwargs)
+
+    monkeypatch.setattr(model, "forward", spy)
+    generate_greedy(
+        model, tokenizer, method.prompts, batch_size=2, max_new_tokens=1, shared_prefix=method.shared_prefix
+    )
+    prefix_tokens = len(tokenizer(method.shared_prefix)["input_ids"])
+    assert lengths[0] == prefix_tokens  # the prefix, once
+    assert all(n < prefix_tokens for n in lengths[1:])  # each batch feeds only its questions
+    assert len(lengths) == 1 + 3

@@ -100,8 +100,67 @@ def test_adding_a_model_plans_only_its_jobs(finished_run, tmp_path):
     result = snakemake(finished_run, "-n", "--cores", "1", configfile=tmp_path / "more.yaml")
     assert result.returncode == 0, result.stderr[-2000:]
     jobs = planned_jobs(result.stdout)
-    assert jobs == {"pretrain": 1, "posttrain": 1, "probe_zoo_model": 2, "zoo_report": 1, "all": 1}
-    assert "wildcards: model=gamma" in result.stdout and "model=alpha" not in result.stdout
+    roles, tasks, closed = 2, len(config["tasks"]), 1
+    assert jobs == {
+        "pretrain": 1,
+        "posttrain": 1,
+        "probe_zoo_model": roles,
+        "tune": roles * tasks,
+        "generate": roles * tasks * 2,  # zero-shot and few-shot
+        "generate_soft_prompt": roles * tasks,  # every snapshot step in one job
+        "loglik": roles * closed * 2,
+        "loglik_soft_prompt": roles * closed,
+        "judge": roles * tasks,
+        "zoo_report": 1,
+        "aggregate": 1,
+        "all": 1,
+    }
+    assert "model=gamma" in result.stdout and "model=alpha" not in result.stdout
+
+
+def test_evaluation_artifacts(finished_run):
+    """Soft prompts, generations, option scores and verdicts for every unit; the table matches them."""
+    results = finished_run / "results"
+    config = yaml.safe_load(TINY.read_text())
+    steps = [0, 3, 6]
+    table = pd.read_csv(results / "tables" / "scores.csv", dtype={"step": "Int64"})
+    assert len(table) == 2 * 2 * 2 * (2 + len(steps))
+    for model in ("alpha", "beta"):
+        for role in ("base", "post"):
+            for task in config["tasks"]:
+                unit = f"{model}/{role}/{task}"
+                prompts = results / "softprompts" / unit
+                assert {p.name for p in prompts.iterdir()} >= {
+                    "prompt.safetensors",
+                    "curve.csv",
+                    "meta.json",
+                    "peft",
+                    *(f"step{s}.safetensors" for s in steps),
+                }
+                assert len((prompts / "curve.csv").read_text().splitlines()) == 1 + 6
+                test_ids = [
+                    json.loads(x)["id"] for x in (results / "data" / task / "test.jsonl").read_text().splitlines()
+                ]
+                for name in ["zero_shot", "few_shot", *(f"soft_prompt/step{s}" for s in steps)]:
+                    generations = [json.loads(x) for x in (results / "generations" / unit / f"{name}.jsonl").open()]
+                    scores = [json.loads(x) for x in (results / "scores" / unit / f"{name}.jsonl").open()]
+                    assert [g["id"] for g in generations] == [s["id"] for s in scores] == test_ids
+                    assert [g["response"] for g in generations] == [s["response"] for s in scores]
+                    method, _, step = name.partition("/step")
+                    row = table[
+                        (table["model"] == model)
+                        & (table["role"] == role)
+                        & (table["task"] == task)
+                        & (table["method"] == method)
+                        & (table["step"].astype("string").fillna("") == step)
+                    ]
+                    assert len(row) == 1 and int(row["n"].iloc[0]) == len(test_ids)
+                    for metric in ("knowledge", "format", "strict"):
+                        expected = sum(s[metric] for s in scores) / len(scores)
+                        assert row[metric].iloc[0] == pytest.approx(expected, abs=1e-4)
+                    if task == "world_choice":
+                        options = [json.loads(x) for x in (results / "loglik" / unit / f"{name}.jsonl").open()]
+                        assert [s["knowledge"] for s in scores] == [o["chosen"] == o["label"] for o in options]
 
 
 def test_default_config_plans_the_full_zoo(tmp_path):
@@ -112,6 +171,8 @@ def test_default_config_plans_the_full_zoo(tmp_path):
     assert jobs["pretrain"] == jobs["posttrain"] == n_models
     assert jobs["probe_zoo_model"] == 2 * n_models
     assert jobs["prepare_task"] == 4 and jobs["build_world"] == jobs["train_tokenizer"] == 1
+    assert jobs["tune"] == jobs["judge"] == jobs["generate_soft_prompt"] == 2 * n_models * 4
+    assert jobs["generate"] == 2 * jobs["tune"] and jobs["loglik"] == 2 * 2 * n_models
 
 
 @pytest.mark.parametrize(
@@ -119,7 +180,8 @@ def test_default_config_plans_the_full_zoo(tmp_path):
     [
         (lambda c: c["zoo"]["pretrain"].update(stepz=3), "unknown key 'zoo.pretrain.stepz'"),
         (lambda c: c["world"].update(n_entities="many"), "key 'world.n_entities' must be of type integer"),
-        (lambda c: c["tasks"].append("gsm9k"), "key 'tasks[4]' is 'gsm9k'"),
+        (lambda c: c["tasks"].append("gsm9k"), "key 'tasks[2]' is 'gsm9k'"),
+        (lambda c: c["evaluation"]["tune"].update(snapshots=[0, 99]), "key 'evaluation.tune.snapshots' has step 99"),
     ],
 )
 def test_bad_config_stops_before_any_job(tmp_path, edit, expected):
@@ -131,11 +193,11 @@ def test_bad_config_stops_before_any_job(tmp_path, edit, expected):
 def test_task_file_missing_a_field_stops_before_any_job(tmp_path):
     task_dir = tmp_path / "tasks"
     shutil.copytree(ROOT / "config" / "tasks", task_dir)
-    broken = yaml.safe_load((task_dir / "world_boxed.yaml").read_text())
+    broken = yaml.safe_load((task_dir / "world_choice.yaml").read_text())
     del broken["answer"]["extract"]
-    (task_dir / "world_boxed.yaml").write_text(yaml.safe_dump(broken))
+    (task_dir / "world_choice.yaml").write_text(yaml.safe_dump(broken))
     config = {**yaml.safe_load(TINY.read_text()), "task_dir": str(task_dir)}
-    expect_one_line_error(tmp_path, config, "missing key 'answer.extract'", str(task_dir / "world_boxed.yaml"))
+    expect_one_line_error(tmp_path, config, "missing key 'answer.extract'", str(task_dir / "world_choice.yaml"))
 
 
 def expect_one_line_error(tmp_path, config, expected, names_file):

@@ -6,7 +6,8 @@ from pathlib import Path
 from snakemake.exceptions import WorkflowError
 from snakemake.utils import validate
 
-from softeval.config import check_config, model_entry, task_dir
+from softeval.config import check_config, model_entry, soft_prompt_steps, task_dir
+from softeval.tasks import load_task
 from softeval.schema import InputError
 
 ROOT = Path(workflow.basedir)
@@ -72,3 +73,70 @@ def pretrain_params(wildcards):
 
 def posttrain_params(wildcards):
     return json.dumps({"posttrain": ZOO["posttrain"], "seed": config["seed"]}, sort_keys=True)
+
+
+# ---- evaluation ---------------------------------------------------------------------
+EVAL = config["evaluation"]
+STEPS = soft_prompt_steps(config)
+METHODS = list(EVAL["methods"])
+CLOSED_TASKS = [task for task in TASKS if load_task(TASK_DIR, task).closed]
+# A unit's outputs: one file per plain method, one per soft-prompt step.
+UNITS = [m for m in METHODS if m != "soft_prompt"] + (
+    [f"soft_prompt/step{step}" for step in STEPS] if "soft_prompt" in METHODS else []
+)
+
+
+wildcard_constraints:
+    method="zero_shot|few_shot",
+
+
+def model_dir(wildcards):
+    """The Hugging Face directory of a model in a role (the embedded zoo builds them)."""
+    return f"results/zoo/{wildcards.model}/{wildcards.role}"
+
+
+def data_dir_of(wildcards, input):
+    """results/data/<task>, as found among a job's inputs."""
+    return os.path.dirname(input.test)
+
+
+def tune_params(wildcards):
+    spec = {k: v for k, v in EVAL["tune"].items() if k != "snapshots"}
+    return json.dumps({**spec, "snapshots": STEPS, "seed": config["seed"]}, sort_keys=True)
+
+
+def generate_params(wildcards):
+    settings = {"few_shot_k": EVAL["few_shot"]["k"], "seed": config["seed"], **EVAL["generate"]}
+    return json.dumps(settings, sort_keys=True)
+
+
+def loglik_params(wildcards):
+    settings = {"few_shot_k": EVAL["few_shot"]["k"], "seed": config["seed"], **EVAL["loglik"]}
+    return json.dumps(settings, sort_keys=True)
+
+
+def unit_files(kind, wildcards):
+    """Every output file of one model/role/task under results/<kind>/."""
+    return [f"results/{kind}/{wildcards.model}/{wildcards.role}/{wildcards.task}/{unit}.jsonl" for unit in UNITS]
+
+
+def judge_inputs(wildcards):
+    inputs = {"generations": unit_files("generations", wildcards)}
+    if wildcards.task in CLOSED_TASKS:
+        inputs["logliks"] = unit_files("loglik", wildcards)
+    return inputs
+
+
+def all_scores():
+    return [
+        f"results/scores/{model}/{role}/{task}/{unit}.jsonl"
+        for model in MODELS
+        for role in ROLES
+        for task in TASKS
+        for unit in UNITS
+    ]
+
+
+def task_folder_of(wildcards, input):
+    """The folder of the one task file among a job's inputs."""
+    return os.path.dirname(input.task)

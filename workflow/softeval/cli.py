@@ -121,6 +121,82 @@ def cmd_zoo_report(args: argparse.Namespace) -> None:
     write_table(zoo_table(models, Path(args.probes)), Path(args.out_csv), Path(args.out_md))
 
 
+def _task(args: argparse.Namespace) -> Any:
+    from softeval.tasks import load_task
+
+    return load_task(args.task_dir, args.task)
+
+
+def cmd_tune(args: argparse.Namespace) -> None:
+    from softeval.jobs.tune import run_tune
+    from softeval.softprompt import TuneConfig
+
+    params = json.loads(args.params)
+    config = TuneConfig(**{**params, "snapshots": tuple(params.get("snapshots", ()))})
+    run_tune(
+        model_dir=Path(args.model),
+        task=_task(args),
+        data_dir=Path(args.data),
+        config=config,
+        threads=args.threads,
+        out_dir=Path(args.out_dir),
+    )
+
+
+def _method_job(args: argparse.Namespace) -> dict[str, Any]:
+    """The arguments generate and loglik share: one output per soft-prompt step, else one."""
+    if args.method == "soft_prompt":
+        if not (len(args.steps) == len(args.prompts) == len(args.out)):
+            raise InputError("soft_prompt: give as many --steps and --prompts as --out files")
+        outs: dict[int | None, Path] = {step: Path(o) for step, o in zip(args.steps, args.out, strict=True)}
+        prompt_files = {step: Path(p) for step, p in zip(args.steps, args.prompts, strict=True)}
+    else:
+        if len(args.out) != 1 or args.prompts:
+            raise InputError(f"{args.method}: give one --out file and no --prompts")
+        outs, prompt_files = {None: Path(args.out[0])}, {}
+    return {
+        "model_dir": Path(args.model),
+        "task": _task(args),
+        "data_dir": Path(args.data),
+        "method": args.method,
+        "prompt_files": prompt_files,
+        "outs": outs,
+        "settings": json.loads(args.params),
+        "threads": args.threads,
+    }
+
+
+def cmd_generate(args: argparse.Namespace) -> None:
+    from softeval.jobs.generate import run_generate
+
+    run_generate(**_method_job(args))
+
+
+def cmd_loglik(args: argparse.Namespace) -> None:
+    from softeval.jobs.loglik import run_loglik
+
+    run_loglik(**_method_job(args))
+
+
+def cmd_judge(args: argparse.Namespace) -> None:
+    from softeval.jobs.judge import run_judge
+
+    run_judge(
+        task=_task(args),
+        data_dir=Path(args.data),
+        judge_name=json.loads(args.params)["name"],
+        generations=[Path(p) for p in args.generations],
+        logliks=[Path(p) for p in args.logliks],
+        outs=[Path(p) for p in args.out],
+    )
+
+
+def cmd_aggregate(args: argparse.Namespace) -> None:
+    from softeval.aggregate import aggregate_scores, write_summary
+
+    write_summary(aggregate_scores(Path(args.scores_root), [Path(p) for p in args.scores]), Path(args.out_csv))
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="softeval", description=__doc__.splitlines()[0])
     sub = parser.add_subparsers(dest="command", required=True)
@@ -171,6 +247,38 @@ def build_parser() -> argparse.ArgumentParser:
     sub.choices["probe"].add_argument("--model", required=True)
     sub.choices["probe"].add_argument("--out-json", required=True)
     sub.choices["probe"].add_argument("--out-examples", required=True)
+
+    p = add("tune", cmd_tune, "train a soft prompt for one model and task")
+    p.add_argument("--out-dir", required=True, help="folder for prompt.safetensors, snapshots, curve, meta, peft/")
+    for name, func, help in (
+        ("generate", cmd_generate, "greedy responses to a task's test split under one method"),
+        ("loglik", cmd_loglik, "option log-likelihoods of a closed task under one method"),
+    ):
+        p = add(name, func, help)
+        p.add_argument("--method", required=True, choices=["zero_shot", "few_shot", "soft_prompt"])
+        p.add_argument("--steps", type=int, nargs="*", default=[], help="soft_prompt: snapshot steps")
+        p.add_argument("--prompts", nargs="*", default=[], help="soft_prompt: one prompt file per step")
+        p.add_argument("--out", nargs="+", required=True, help="JSONL output(s), one per step for soft_prompt")
+    for name in ("tune", "generate", "loglik"):
+        p = sub.choices[name]
+        p.add_argument("--model", required=True, help="Hugging Face model directory")
+        p.add_argument("--params", required=True, help="JSON settings (see the rule)")
+        p.add_argument("--threads", type=int, default=1)
+    p = add("judge", cmd_judge, "per-example verdicts for a unit's generations")
+    p.add_argument("--params", required=True, help='JSON: {"name": judge}')
+    p.add_argument("--generations", nargs="+", required=True)
+    p.add_argument("--logliks", nargs="*", default=[], help="closed tasks: one per generation file")
+    p.add_argument("--out", nargs="+", required=True)
+    for name in ("tune", "generate", "loglik", "judge"):
+        p = sub.choices[name]
+        p.add_argument("--task", required=True)
+        p.add_argument("--task-dir", required=True)
+        p.add_argument("--data", required=True, help="the task's folder of prepared splits")
+
+    p = add("aggregate", cmd_aggregate, "one row per model, role, task, method and step")
+    p.add_argument("--scores-root", required=True, help="results/scores")
+    p.add_argument("--scores", nargs="+", required=True)
+    p.add_argument("--out-csv", required=True)
 
     p = add("zoo-report", cmd_zoo_report, "ground-truth table of the zoo")
     p.add_argument("--params", required=True, help='JSON: {"models": [...]}')

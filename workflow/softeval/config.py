@@ -46,6 +46,15 @@ def check_config(config: dict[str, Any], source: str, workflow_root: Path) -> di
     for size_name, size in sizes.items():
         if size["width"] % size["heads"]:
             raise InputError(f"{source}: key 'zoo.sizes.{size_name}': width must be a multiple of heads")
+    tune = config["evaluation"]["tune"]
+    late = [step for step in tune["snapshots"] if step > tune["steps"]]
+    if late:
+        raise InputError(
+            f"{source}: key 'evaluation.tune.snapshots' has step {late[0]} after the last step {tune['steps']}; "
+            "remove it or raise evaluation.tune.steps"
+        )
+    if tune["init"] == "text" and not tune.get("init_text"):
+        raise InputError(f"{source}: key 'evaluation.tune.init_text' is missing; init 'text' needs it")
     folder = task_dir(config, workflow_root)
     for index, name in enumerate(config["tasks"]):
         if not (folder / f"{name}.yaml").is_file():
@@ -69,3 +78,9 @@ def model_entry(config: dict[str, Any], name: str) -> dict[str, Any]:
             return model
     known = ", ".join(m["name"] for m in config["models"])
     raise InputError(f"unknown model {name!r}; the config defines: {known}")
+
+
+def soft_prompt_steps(config: dict[str, Any]) -> list[int]:
+    """Steps whose soft prompts are evaluated: the snapshots and the final step."""
+    tune = config["evaluation"]["tune"]
+    return sorted({*tune["snapshots"], tune["steps"]})

@@ -35,10 +35,14 @@ class CorpusStyle:
       not give in the expected format.
     state_exposure_relations: also state the exposure relations in prose, so formatted Q&A
       about them teaches "recall what you read, write it in the format".
+    exposure_about: what formatted Q&A documents ask. "own": the task's own question about
+      entities the corpus covers (facts the model reads anyway, so exposure teaches the
+      format and nothing new); "other": the task's exposure relation about any entity.
     """
 
     prose_answer_share: float = 0.1
     state_exposure_relations: bool = False
+    exposure_about: str = "own"
 
 
 def fact_document(rng: random.Random, entity: Entity, relations: list[str]) -> str:
@@ -55,6 +59,17 @@ def exposure_document(rng: random.Random, world: World, tasks: list[Task]) -> st
     pairs = []
     for _ in range(rng.randint(1, 2)):
         example = exposure_example(task, world, rng.choice(world.entities), rng)
+        pairs.append(task.query(example) + task.target(example))
+    return "\n\n".join(pairs)
+
+
+def own_exposure_document(rng: random.Random, world: World, tasks: list[Task], entities: list[Entity]) -> str:
+    """One or two formatted Q&A pairs in a task's layout about facts the corpus states."""
+    task = rng.choice(tasks)
+    pairs = []
+    for _ in range(rng.randint(1, 2)):
+        entity = rng.choice(entities)
+        example = make_example(task, world, entity, task.dataset["relation"], task.dataset["question"], rng, "exposure")
         pairs.append(task.query(example) + task.target(example))
     return "\n\n".join(pairs)
 
@@ -90,6 +105,8 @@ class PretrainCorpus:
 
     def document(self) -> str:
         wants_exposure = self.rng.random() < self.recipe.format_exposure
+        if wants_exposure and self.style.exposure_about == "own" and self.entities:
+            return own_exposure_document(self.rng, self.world, self.tasks, self.entities)
         if self.exposed_tasks and (wants_exposure or not self.entities):
             return exposure_document(self.rng, self.world, self.exposed_tasks)
         entity = self.rng.choice(self.entities)

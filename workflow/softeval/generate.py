@@ -8,6 +8,7 @@ are dropped: finished rows cost nothing.
 
 from __future__ import annotations
 
+import copy
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -15,7 +16,6 @@ from typing import Any
 import torch
 
 from softeval.softprompt import insert_soft_prompt
-from softeval.tokenizer import encode_batch
 
 
 @dataclass(frozen=True)
@@ -41,43 +41,119 @@ def generate_greedy(
     max_new_tokens: int = 32,
     batch_size: int = 16,
     use_cache: bool = True,
+    shared_prefix: str | None = None,
 ) -> list[Generation]:
-    """Greedy continuations of `prompts`, cut at the first stop string."""
+    """Greedy continuations of `prompts`, cut at the first stop string.
+
+    With `shared_prefix` (text every prompt starts with) and the KV cache on, the prefix and
+    the soft prompt before it are encoded once and their cache is reused for every batch.
+    """
     if max_new_tokens < 1:
         raise ValueError("max_new_tokens must be at least 1")
+    rows = [tokenizer(prompt)["input_ids"] for prompt in prompts]
+    prefix = _encode_prefix(model, tokenizer, rows, vectors, shared_prefix) if use_cache and shared_prefix else None
     out: list[Generation] = []
-    for start in range(0, len(prompts), batch_size):
+    for start in range(0, len(rows), batch_size):
         out += _generate_chunk(
-            model, tokenizer, prompts[start : start + batch_size], vectors, stops, max_new_tokens, use_cache
+            model, tokenizer, rows[start : start + batch_size], vectors, prefix, stops, max_new_tokens, use_cache
         )
     return out
+
+
+@dataclass
+class _Prefix:
+    """The KV cache of [soft prompt, shared prefix tokens] for one row, and its length."""
+
+    n_tokens: int  # text tokens of the prefix
+    length: int  # cache positions (soft prompt + text tokens)
+    cache: Any
+
+
+def _encode_prefix(
+    model: Any, tokenizer: Any, rows: list[list[int]], vectors: torch.Tensor | None, text: str
+) -> _Prefix | None:
+    """Encode the shared prefix once; None when some prompt does not tokenise with it as a prefix."""
+    ids = tokenizer(text)["input_ids"]
+    if not ids or any(len(row) <= len(ids) or row[: len(ids)] != ids for row in rows):
+        return None  # a tokenizer that merges across the boundary: no sharing, same results
+    embeds = model.get_input_embeddings()(torch.tensor([ids]))
+    if vectors is not None:
+        embeds = torch.cat([vectors.to(embeds.dtype).unsqueeze(0), embeds], dim=1)
+    length = embeds.shape[1]
+    out = model(
+        inputs_embeds=embeds,
+        attention_mask=torch.ones(1, length, dtype=torch.long),
+        position_ids=torch.arange(length).unsqueeze(0),
+        use_cache=True,
+        logits_to_keep=1,
+    )
+    return _Prefix(len(ids), length, out.cache)
+
+
+def _pad_left(rows: Sequence[list[int]], pad_id: int) -> tuple[torch.Tensor, torch.Tensor]:
+    width = max(len(row) for row in rows)
+    ids = torch.full((len(rows), width), pad_id, dtype=torch.long)
+    mask = torch.zeros((len(rows), width), dtype=torch.long)
+    for b, row in enumerate(rows):
+        ids[b, width - len(row) :] = torch.tensor(row)
+        mask[b, width - len(row) :] = 1
+    return ids, mask
+
+
+def _prefill(
+    model: Any,
+    rows: list[list[int]],
+    vectors: torch.Tensor | None,
+    prefix: _Prefix | None,
+    pad_id: int,
+    use_cache: bool,
+) -> tuple[Any, torch.Tensor, torch.Tensor, torch.Tensor, Any]:
+    """Run the prompts; returns last logits, mask, positions, embeddings (no-cache path) and cache."""
+    if prefix is not None:
+        ids, suffix_mask = _pad_left([row[prefix.n_tokens :] for row in rows], pad_id)
+        batch = len(rows)
+        cache = copy.deepcopy(prefix.cache)
+        cache.batch_repeat_interleave(batch)
+        mask = torch.cat([torch.ones(batch, prefix.length, dtype=torch.long), suffix_mask], dim=1)
+        positions = (mask.cumsum(dim=1) - 1).clamp(min=0)
+        out = model(
+            input_ids=ids,
+            attention_mask=mask,
+            position_ids=positions[:, prefix.length :],
+            cache=cache,
+            use_cache=True,
+            logits_to_keep=1,
+        )
+        return out.logits[:, -1], mask, positions, None, out.cache
+    ids, mask = _pad_left(rows, pad_id)
+    embeds = model.get_input_embeddings()(ids)
+    if vectors is None:
+        positions = (mask.cumsum(dim=1) - 1).clamp(min=0)
+    else:
+        embeds, mask, positions, _ = insert_soft_prompt(embeds, vectors, mask)
+    out = model(
+        inputs_embeds=embeds, attention_mask=mask, position_ids=positions, use_cache=use_cache, logits_to_keep=1
+    )
+    return out.logits[:, -1], mask, positions, embeds, out.cache if use_cache else None
 
 
 def _generate_chunk(
     model: Any,
     tokenizer: Any,
-    prompts: Sequence[str],
+    rows: list[list[int]],
     vectors: torch.Tensor | None,
+    prefix: _Prefix | None,
     stops: Sequence[str],
     max_new_tokens: int,
     use_cache: bool,
 ) -> list[Generation]:
-    batch = encode_batch(tokenizer, prompts)
-    embeds = model.get_input_embeddings()(batch.input_ids)
-    if vectors is None:
-        mask = batch.attention_mask
-        positions = (mask.cumsum(dim=1) - 1).clamp(min=0)
-    else:
-        embeds, mask, positions, _ = insert_soft_prompt(embeds, vectors, batch.attention_mask)
-    prompt_tokens = batch.attention_mask.sum(dim=1).tolist()
-    new_ids: list[list[int]] = [[] for _ in prompts]
-    results: list[Generation | None] = [None] * len(prompts)
-    active = list(range(len(prompts)))  # original row of each live batch row
-    logits = model(
-        inputs_embeds=embeds, attention_mask=mask, position_ids=positions, use_cache=use_cache, logits_to_keep=1
+    next_logits, mask, positions, embeds, cache = _prefill(
+        model, rows, vectors, prefix, tokenizer.pad_token_id, use_cache
     )
-    cache = logits.past_key_values if use_cache else None
-    next_logits = logits.logits[:, -1]
+    prompt_tokens = [len(row) for row in rows]
+    new_ids: list[list[int]] = [[] for _ in rows]
+    results: list[Generation | None] = [None] * len(rows)
+    active = list(range(len(rows)))  # original row of each live batch row
     for step in range(max_new_tokens):
         tokens = next_logits.argmax(dim=-1)
         keep = []

@@ -1,0 +1,167 @@
+"""The evaluation jobs end to end on a tiny local model: files, determinism, resume, verdicts."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+import torch
+from peft import PeftConfig
+
+from softeval.chunks import parts_dir
+from softeval.corpus import tokenizer_corpus
+from softeval.data import prepare_task
+from softeval.jobs import generate as generate_job
+from softeval.jobs.generate import run_generate
+from softeval.jobs.judge import run_judge
+from softeval.jobs.loglik import run_loglik
+from softeval.jobs.tune import run_tune
+from softeval.schema import InputError
+from softeval.softprompt import TuneConfig, load_prompt
+from softeval.tokenizer import train_tokenizer
+from softeval.zoo import build_model, save_model
+
+SETTINGS = {"few_shot_k": 3, "seed": 0, "max_new_tokens": 6, "batch_size": 4, "chunk_size": 5}
+CONFIG = TuneConfig(steps=4, batch_size=4, snapshots=(0, 2, 4))
+
+
+@pytest.fixture(scope="module")
+def workspace(tmp_path_factory, world, tasks):
+    root = tmp_path_factory.mktemp("jobs")
+    tokenizer = train_tokenizer(tokenizer_corpus(world, list(tasks.values())), 400)
+    torch.manual_seed(0)
+    model = build_model({"arch": "llama", "layers": 1, "width": 32, "heads": 2}, tokenizer)
+    save_model(model, tokenizer, root / "model", {"model": "test"}, [1.0])
+    world.save(root / "world.json")
+    for name in ("world_numeric", "world_choice"):
+        prepare_task(tasks[name], root / "world.json", root / "data" / name)
+    return root
+
+
+def job(workspace, tasks, name, method, outs, prompt_files=None):
+    return {
+        "model_dir": workspace / "model",
+        "task": tasks[name],
+        "data_dir": workspace / "data" / name,
+        "method": method,
+        "prompt_files": prompt_files or {},
+        "outs": outs,
+        "threads": 1,
+    }
+
+
+def read(path):
+    return [json.loads(line) for line in path.read_text().splitlines()]
+
+
+def test_tune_writes_the_prompt_its_snapshots_curve_meta_and_peft_adapter(workspace, tasks):
+    out = workspace / "sp"
+    meta = run_tune(
+        model_dir=workspace / "model",
+        task=tasks["world_numeric"],
+        data_dir=workspace / "data" / "world_numeric",
+        config=CONFIG,
+        threads=1,
+        out_dir=out,
+    )
+    vectors, stored = load_prompt(out / "prompt.safetensors")
+    assert vectors.shape == (10, 32) and stored["step"] == 4
+    assert torch.equal(load_prompt(out / "step4.safetensors")[0], vectors)
+    assert not torch.equal(load_prompt(out / "step0.safetensors")[0], vectors)
+    curve = (out / "curve.csv").read_text().splitlines()
+    assert curve[0] == "step,loss,lr" and len(curve) == 1 + 4
+    assert meta["task_version"] == 1 and meta["revision"].startswith("sha256:") and meta["snapshots"] == [0, 2, 4]
+    assert json.loads((out / "meta.json").read_text())["final_loss"] == pytest.approx(meta["final_loss"])
+    assert PeftConfig.from_pretrained(str(out / "peft")).num_virtual_tokens == 10
+    again = workspace / "sp-again"
+    run_tune(
+        model_dir=workspace / "model",
+        task=tasks["world_numeric"],
+        data_dir=workspace / "data" / "world_numeric",
+        config=CONFIG,
+        threads=1,
+        out_dir=again,
+    )
+    assert (again / "prompt.safetensors").read_bytes() == (out / "prompt.safetensors").read_bytes()
+
+
+@pytest.mark.parametrize("method", ["zero_shot", "few_shot"])
+def test_generation_rows_cover_the_test_split(workspace, tasks, method):
+    out = workspace / f"gen-{method}.jsonl"
+    run_generate(settings=SETTINGS, **job(workspace, tasks, "world_numeric", method, {None: out}))
+    rows = read(out)
+    test = read(workspace / "data" / "world_numeric" / "test.jsonl")
+    assert [r["id"] for r in rows] == [e["id"] for e in test]
+    assert {r["stop_reason"] for r in rows} <= {"eos", "stop", "length"}
+    assert all(r["method"] == method and r["step"] is None and 1 <= r["new_tokens"] <= 6 for r in rows)
+    shots = rows[0]["prompt"].count("Answer: ####")
+    assert shots == (3 if method == "few_shot" else 0)
+    assert json.loads(out.with_name(out.stem + ".meta.json").read_text())["params"]["method"] == method
+
+
+def test_generation_resumes_after_a_kill_with_the_same_file(workspace, tasks, monkeypatch):
+    whole = workspace / "whole.jsonl"
+    run_generate(settings=SETTINGS, **job(workspace, tasks, "world_numeric", "few_shot", {None: whole}))
+
+    real = generate_job.generate_greedy
+    calls = []
+
+    def dies_on_second_chunk(*args, **kwargs):
+        calls.append(1)
+        if len(calls) == 2:
+            raise KeyboardInterrupt  # as if the job were killed mid-run
+        return real(*args, **kwargs)
+
+    out = workspace / "killed.jsonl"
+    monkeypatch.setattr(generate_job, "generate_greedy", dies_on_second_chunk)
+    with pytest.raises(KeyboardInterrupt):
+        run_generate(settings=SETTINGS, **job(workspace, tasks, "world_numeric", "few_shot", {None: out}))
+    assert not out.exists() and len(list(parts_dir(out).glob("0*.jsonl"))) == 1
+    calls.clear()
+    monkeypatch.setattr(generate_job, "generate_greedy", lambda *a, **k: (calls.append(1), real(*a, **k))[1])
+    run_generate(settings=SETTINGS, **job(workspace, tasks, "world_numeric", "few_shot", {None: out}))
+    assert out.read_bytes() == whole.read_bytes()
+    assert len(calls) == 2  # 15 test examples, chunks of 5: the first chunk was not redone
+
+
+def test_judge_takes_closed_knowledge_from_option_likelihoods(workspace, tasks):
+    name = "world_choice"
+    generation, loglik, scores = (workspace / f"{kind}-choice.jsonl" for kind in ("gen", "ll", "scores"))
+    run_generate(settings=SETTINGS, **job(workspace, tasks, name, "zero_shot", {None: generation}))
+    run_loglik(settings={**SETTINGS, "batch_size": 8}, **job(workspace, tasks, name, "zero_shot", {None: loglik}))
+    run_judge(
+        task=tasks[name],
+        data_dir=workspace / "data" / name,
+        judge_name="rule",
+        generations=[generation],
+        logliks=[loglik],
+        outs=[scores],
+    )
+    options, verdicts = read(loglik), read(scores)
+    assert len(options) == len(verdicts) == 15
+    for o, v in zip(options, verdicts, strict=True):
+        assert len(o["logliks"]) == len(o["options"]) == 4 and o["ranking"][0] == o["chosen"]
+        assert v["knowledge"] == (o["chosen"] == o["label"]) and v["knowledge_from"] == "loglik"
+        assert v["strict"] <= v["format"]
+
+
+def test_soft_prompt_generation_writes_one_file_per_step(workspace, tasks):
+    prompts = {step: workspace / "sp" / f"step{step}.safetensors" for step in (0, 4)}
+    outs = {step: workspace / f"sp-step{step}.jsonl" for step in (0, 4)}
+    run_generate(settings=SETTINGS, **job(workspace, tasks, "world_numeric", "soft_prompt", outs, prompts))
+    for step, out in outs.items():
+        assert {r["step"] for r in read(out)} == {step}
+
+
+def test_a_truncated_generation_file_is_named(workspace, tasks):
+    broken = workspace / "broken.jsonl"
+    broken.write_text(json.dumps({"id": "x", "response": "1"}) + "\n")
+    with pytest.raises(InputError, match=r"broken\.jsonl: generation rows do not match"):
+        run_judge(
+            task=tasks["world_numeric"],
+            data_dir=workspace / "data" / "world_numeric",
+            judge_name="rule",
+            generations=[broken],
+            logliks=[],
+            outs=[workspace / "never.jsonl"],
+        )

@@ -1,0 +1,83 @@
+"""The judge job: per-example verdicts (knowledge, format, strict) for a unit's generations.
+
+Open tasks take all three verdicts from the judge. Closed tasks take knowledge from the
+option log-likelihoods (the likeliest option is the gold one) and format/strict from the
+judge; the judge's "gold mentioned" verdict is kept beside it.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+from softeval.data import load_split
+from softeval.io import atomic_write_jsonl
+from softeval.judge import Judge, RuleJudge
+from softeval.schema import InputError
+from softeval.tasks import Task
+
+JUDGES: dict[str, type] = {"rule": RuleJudge}
+
+
+def make_judge(name: str) -> Judge:
+    if name not in JUDGES:
+        raise InputError(f"unknown judge {name!r}; use one of {', '.join(JUDGES)} (config key evaluation.judge.name)")
+    return JUDGES[name]()
+
+
+def read_rows(path: Path, ids: list[str], what: str) -> list[dict[str, Any]]:
+    """Rows of a JSONL artifact, checked to cover exactly the test examples, in order."""
+    try:
+        rows = [json.loads(line) for line in Path(path).read_text(encoding="utf-8").splitlines() if line.strip()]
+    except (OSError, json.JSONDecodeError) as err:
+        raise InputError(f"{path}: unreadable {what} file ({err}); delete it so the workflow recomputes it") from None
+    if [row.get("id") for row in rows] != ids:
+        raise InputError(
+            f"{path}: {what} rows do not match the test split ({len(rows)} rows for {len(ids)} examples); "
+            "delete it so the workflow recomputes it"
+        )
+    return rows
+
+
+def run_judge(
+    *,
+    task: Task,
+    data_dir: Path,
+    judge_name: str,
+    generations: list[Path],
+    logliks: list[Path],
+    outs: list[Path],
+) -> None:
+    if len(generations) != len(outs) or (task.closed and len(logliks) != len(outs)):
+        raise InputError("judge: give one output per generation file (and one log-likelihood file each, closed tasks)")
+    judge = make_judge(judge_name)
+    test = [dict(row) for row in load_split(data_dir, "test")]
+    ids = [example["id"] for example in test]
+    for index, (generation_path, out) in enumerate(zip(generations, outs, strict=True)):
+        rows = read_rows(generation_path, ids, "generation")
+        verdicts = judge.judge(task, test, [row["response"] for row in rows])
+        options = read_rows(logliks[index], ids, "log-likelihood") if task.closed else None
+        scored = []
+        for k, (example, row, verdict) in enumerate(zip(test, rows, verdicts, strict=True)):
+            record = {
+                "id": example["id"],
+                "method": row["method"],
+                "step": row["step"],
+                "judge": verdict.judge,
+                "knowledge": verdict.knowledge,
+                "format": verdict.format,
+                "strict": verdict.strict,
+                "gold": task.target(example).strip(),
+                "response": row["response"],
+                "knowledge_from": "judge",
+            }
+            if options is not None:
+                record |= {
+                    "knowledge": options[k]["chosen"] == example["label"],
+                    "knowledge_normalized": options[k]["chosen_normalized"] == example["label"],
+                    "mentions_gold": verdict.knowledge,
+                    "knowledge_from": "loglik",
+                }
+            scored.append(record)
+        atomic_write_jsonl(out, scored)

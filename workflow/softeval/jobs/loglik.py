@@ -1,0 +1,40 @@
+"""The loglik job: knowledge of a closed task, as the option the model finds most likely."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from softeval.jobs.common import Unit, write_method_outputs
+from softeval.loglik import score_options
+from softeval.schema import InputError
+
+
+def run_loglik(*, settings: dict[str, Any], task: Any, **job: Any) -> None:
+    """Every option's summed log-likelihood and token count, per output (one per soft-prompt step).
+
+    settings: few_shot_k, seed, batch_size, chunk_size.
+    """
+    if not task.closed:
+        raise InputError(f"task {task.name} is open; option log-likelihoods exist for closed tasks only")
+
+    def rows(model: Any, tokenizer: Any, unit: Unit, chunk: list, vectors: Any, step: int | None) -> list:
+        examples = [example for example, _ in chunk]
+        prompts = [prompt for _, prompt in chunk]
+        scores = score_options(model, tokenizer, task, prompts, examples, vectors, settings["batch_size"])
+        return [
+            {
+                "id": example["id"],
+                "method": unit.prompts.method,
+                "step": step,
+                "options": task.option_responses(example),
+                "label": example["label"],
+                "logliks": [round(x, 5) for x in s.logliks],
+                "lengths": s.lengths,
+                "ranking": s.ranking,
+                "chosen": s.chosen,
+                "chosen_normalized": s.chosen_normalized,
+            }
+            for example, s in zip(examples, scores, strict=True)
+        ]
+
+    write_method_outputs(job="loglik", settings=settings, task=task, make_rows=rows, **job)

@@ -1,0 +1,60 @@
+"""The tune job: train one soft prompt on a task's train split, write it with its record."""
+
+from __future__ import annotations
+
+import dataclasses
+import time
+from pathlib import Path
+from typing import Any
+
+from softeval.data import load_split
+from softeval.io import atomic_write_json, atomic_write_text
+from softeval.jobs.common import load_model, model_identity
+from softeval.provenance import provenance
+from softeval.softprompt import TuneConfig, export_peft, lr_factor, save_prompt, tune
+from softeval.tasks import Task
+
+
+def snapshot_name(step: int) -> str:
+    return f"step{step}.safetensors"
+
+
+def run_tune(
+    *, model_dir: Path, task: Task, data_dir: Path, config: TuneConfig, threads: int, out_dir: Path
+) -> dict[str, Any]:
+    """Write prompt.safetensors, step<N>.safetensors, curve.csv, meta.json and peft/ to out_dir."""
+    start = time.perf_counter()
+    model, tokenizer = load_model(model_dir, threads)
+    train = [dict(row) for row in load_split(data_dir, "train")]
+    pairs = [(task.prompt(example), task.target(example)) for example in train]
+    identity = model_identity(model_dir, model)
+    record = provenance(
+        {"tune": dataclasses.asdict(config), "task": task.name, "task_version": task.version},
+        seed=config.seed,
+        **identity,
+    )
+
+    def write_snapshot(step: int, vectors: Any) -> None:
+        save_prompt(out_dir / snapshot_name(step), vectors, {**record, "step": step})
+
+    result = tune(model, tokenizer, pairs, config, on_snapshot=write_snapshot)
+    final_loss = sum(result.losses[-8:]) / len(result.losses[-8:])
+    meta = {
+        **record,
+        "task": task.name,
+        "task_version": task.version,
+        "n_train": len(train),
+        "final_loss": final_loss,
+        "tune_seconds": result.wall_seconds,
+        "wall_seconds": round(time.perf_counter() - start, 2),
+        "steps": config.steps,
+        "snapshots": sorted(result.snapshots),
+    }
+    save_prompt(out_dir / "prompt.safetensors", result.vectors, {**record, "step": config.steps})
+    export_peft(out_dir / "peft", result.vectors, model, str(model_dir))
+    curve = "".join(
+        f"{step},{loss:.6f},{config.lr * lr_factor(step, config):.6g}\n" for step, loss in enumerate(result.losses)
+    )
+    atomic_write_text(out_dir / "curve.csv", "step,loss,lr\n" + curve)
+    atomic_write_json(out_dir / "meta.json", meta)
+    return meta

@@ -1,0 +1,53 @@
+"""The evaluation methods: how each one turns a test example into model input.
+
+zero_shot    the task's written instruction, then the question;
+few_shot     the instruction, k fixed train examples (the same for every model), the question;
+soft_prompt  the zero-shot prompt after tuned vectors (see softeval.softprompt).
+
+Every method's prompts share a text prefix (instruction, shots); the generator encodes
+it once and reuses its KV cache across the test set.
+"""
+
+from __future__ import annotations
+
+import random
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from softeval.schema import InputError
+from softeval.tasks import Task
+
+METHODS = ("zero_shot", "few_shot", "soft_prompt")
+SHOT_SEPARATOR = "\n\n"
+
+
+@dataclass(frozen=True)
+class MethodPrompts:
+    """The prompts of one method over a test set, and the text prefix they all share."""
+
+    method: str
+    prompts: list[str]
+    shared_prefix: str
+    shot_ids: list[str]
+
+
+def few_shot_examples(train: Sequence[dict[str, Any]], k: int, seed: int, task: Task) -> list[dict[str, Any]]:
+    """k train examples chosen by a seed that depends on the task only, so every model sees the same shots."""
+    if k > len(train):
+        raise InputError(f"task {task.name}: few_shot.k is {k} but the train split has {len(train)} examples")
+    rng = random.Random(f"{seed}-{task.name}-few-shot")
+    return [train[i] for i in sorted(rng.sample(range(len(train)), k))]
+
+
+def build_prompts(
+    task: Task, method: str, test: Sequence[dict[str, Any]], shots: Sequence[dict[str, Any]] = ()
+) -> MethodPrompts:
+    """Prompts for `method`; soft_prompt uses the zero-shot text (its vectors come separately)."""
+    if method not in METHODS:
+        raise InputError(f"unknown method {method!r}; use one of {', '.join(METHODS)}")
+    prefix = task.instruction + SHOT_SEPARATOR
+    if method == "few_shot":
+        prefix += "".join(task.query(shot) + task.target(shot) + SHOT_SEPARATOR for shot in shots)
+    prompts = [prefix + task.query(example) for example in test]
+    return MethodPrompts(method, prompts, prefix, [str(s["id"]) for s in shots] if method == "few_shot" else [])
