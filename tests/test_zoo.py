@@ -125,6 +125,20 @@ def test_exposure_documents_are_formatted_answers_about_other_relations(world, t
     assert "#### " in asked and "\\boxed{" in asked
 
 
+@pytest.mark.parametrize("about", ["own", "other"])
+def test_exposure_asks_own_questions_about_covered_entities_or_other_relations(world, tasks, about):
+    recipe = Recipe(coverage=0.5, format_exposure=1.0)
+    corpus = PretrainCorpus(world, list(tasks.values()), recipe, seed="t", style=CorpusStyle(exposure_about=about))
+    text = " ".join(corpus.document() for _ in range(400))
+    uncovered = [e.name for e in world.entities if e.name not in world.covered(0.5)]
+    for task in tasks.values():
+        own = task.dataset["question"].split("{")[0]
+        other = task.dataset["exposure"]["question"].split("{")[0]
+        assert (own in text) == (about == "own") and (other in text) == (about == "other")
+    if about == "own":  # formatted answers teach the format, never a fact the corpus does not state
+        assert all(f" {name}?" not in text for name in uncovered)
+
+
 def test_corpus_style_controls_prose_answers_and_exposure_relations(world, tasks):
     def text(style):
         corpus = PretrainCorpus(world, list(tasks.values()), Recipe(1.0, 0.0), seed="t", style=style)
