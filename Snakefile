@@ -14,6 +14,7 @@ include: "workflow/rules/zoo.smk"
 include: "workflow/rules/tune.smk"
 include: "workflow/rules/generate.smk"
 include: "workflow/rules/score.smk"
+include: "workflow/rules/report.smk"
 
 
 rule all:
@@ -23,3 +24,6 @@ rule all:
         "results/tables/zoo.csv",
         "results/tables/zoo.md",
         "results/tables/scores.csv",
+        expand("results/tables/{name}.{ext}", name=PUBLICATION_TABLES, ext=["csv", "md", "tex"]),
+        expand("results/figures/{name}.{ext}", name=FIGURES, ext=["png", "pdf"]),
+        expand("results/tables/claims.{ext}", ext=["csv", "md", "tex"]),

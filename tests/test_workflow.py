@@ -113,6 +113,9 @@ def test_adding_a_model_plans_only_its_jobs(finished_run, tmp_path):
         "judge": roles * tasks,
         "zoo_report": 1,
         "aggregate": 1,
+        "tables": 1,
+        "figures": 1,
+        "claims": 1,
         "all": 1,
     }
     assert "model=gamma" in result.stdout and "model=alpha" not in result.stdout
@@ -161,6 +164,33 @@ def test_evaluation_artifacts(finished_run):
                     if task == "world_choice":
                         options = [json.loads(x) for x in (results / "loglik" / unit / f"{name}.jsonl").open()]
                         assert [s["knowledge"] for s in scores] == [o["chosen"] == o["label"] for o in options]
+
+
+def test_publication_tables_figures_and_claims(finished_run):
+    tables, figures = finished_run / "results" / "tables", finished_run / "results" / "figures"
+    for name in ("swap_distance", "score_gap", "knowledge_format", "claims"):
+        for ext in ("csv", "md", "tex"):
+            assert (tables / f"{name}.{ext}").stat().st_size > 0, f"{name}.{ext}"
+    for name in ("tuning_curve", "method_scores", "swap_distance", "score_gap"):
+        assert (figures / f"{name}.png").stat().st_size > 0 and (figures / f"{name}.pdf").stat().st_size > 0
+    swap = pd.read_csv(tables / "swap_distance.csv")
+    assert set(swap["method"]) == {"zero_shot", "few_shot", "soft_prompt"}
+    assert ((swap["distance_min"] <= swap["distance"]) & (swap["distance"] <= swap["distance_max"])).all()
+    per_task = swap[swap["task"] != "all tasks"]
+    assert len(per_task) == 2 * 3 and (per_task["distance_max"] <= 1).all()  # two models: one pair
+    claims = pd.read_csv(tables / "claims.csv")
+    assert list(claims["claim"]) == ["a", "b", "c", "d"]
+    assert set(claims["holds"]) <= {"holds", "does not hold"}
+    assert pd.read_parquet(tables / "scores.parquet").shape[0] == len(pd.read_csv(tables / "scores.csv"))
+
+
+def test_review_shows_the_examples_behind_a_cell(finished_run):
+    command = [sys.executable, "-m", "softeval", "review", "--results", str(finished_run / "results")]
+    listing = subprocess.run([*command, "--model", "alpha"], capture_output=True, text=True, check=True)
+    assert "world_choice" in listing.stdout and "soft_prompt" in listing.stdout
+    cell = [*command, "--model", "beta", "--task", "world_numeric", "--method", "few_shot", "--limit", "2"]
+    shown = subprocess.run(cell, capture_output=True, text=True, check=True)
+    assert shown.stdout.count("--- world_numeric-test-") == 2 and "gold     |" in shown.stdout
 
 
 def test_default_config_plans_the_full_zoo(tmp_path):

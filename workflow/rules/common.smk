@@ -140,3 +140,19 @@ def all_scores():
 def task_folder_of(wildcards, input):
     """The folder of the one task file among a job's inputs."""
     return os.path.dirname(input.task)
+
+
+def analysis_params(wildcards):
+    """What the tables, figures and claims are computed with."""
+    settings = {
+        "final_step": EVAL["tune"]["steps"],
+        "first_step": STEPS[0],
+        "reference_method": config["analysis"]["reference_method"],
+        "bootstrap": config["analysis"]["bootstrap"],
+        "seed": config["seed"],
+    }
+    return json.dumps(settings, sort_keys=True)
+
+
+PUBLICATION_TABLES = ["swap_distance", "score_gap", "knowledge_format"]
+FIGURES = ["tuning_curve", "method_scores", "swap_distance", "score_gap"]

@@ -72,16 +72,3 @@ rule judge:
         "python -m softeval judge --task {wildcards.task} --task-dir {params.task_dir:q} --data {params.data} "
         "--params {params.spec:q} --generations {input.generations} --logliks {params.logliks} "
         "--out {output} 2> {log}"
-
-
-rule aggregate:
-    input:
-        all_scores(),
-    output:
-        "results/tables/scores.csv",
-    log:
-        "logs/aggregate.log",
-    conda:
-        "../../envs/softeval.yaml"
-    shell:
-        "python -m softeval aggregate --scores-root results/scores --scores {input} --out-csv {output} 2> {log}"

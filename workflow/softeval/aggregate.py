@@ -1,10 +1,17 @@
-"""Aggregation: per-example verdicts become one tidy row per model, role, task, method and step."""
+"""Aggregation: per-example verdicts become one tidy row per model, role, task, method and step.
+
+Each accuracy comes with a 95% bootstrap confidence interval over the test examples
+(scipy.stats.bootstrap, percentile method, seeded), so every table cell that quotes it can
+say how sure it is.
+"""
 
 from __future__ import annotations
 
 from pathlib import Path
 
+import numpy as np
 import pandas as pd
+from scipy import stats
 
 from softeval.io import atomic_write_text
 from softeval.schema import InputError
@@ -25,28 +32,59 @@ def unit_of(scores_root: Path, path: Path) -> dict[str, object]:
     raise InputError(f"{path}: not a scores file of the layout <model>/<role>/<task>/<method>[/step<N>].jsonl")
 
 
-def aggregate_scores(scores_root: Path, paths: list[Path]) -> pd.DataFrame:
-    """Accuracy of each verdict over the test examples of every unit."""
+def bootstrap_ci(values: np.ndarray, n_resamples: int, seed: int) -> tuple[float, float]:
+    """95% percentile-bootstrap interval of the mean; a constant sample has a zero-width one."""
+    if len(values) < 2 or np.all(values == values[0]):
+        mean = float(values.mean()) if len(values) else float("nan")
+        return mean, mean
+    result = stats.bootstrap(
+        (values,), np.mean, n_resamples=n_resamples, confidence_level=0.95, method="percentile", rng=seed
+    )
+    return float(result.confidence_interval.low), float(result.confidence_interval.high)
+
+
+def read_verdicts(path: Path) -> pd.DataFrame:
+    try:
+        verdicts = pd.read_json(path, lines=True)
+    except ValueError as err:
+        raise InputError(f"{path}: unreadable verdicts ({err}); delete it so the judge rule recomputes it") from None
+    missing = [m for m in ["id", *METRICS] if m not in verdicts.columns]
+    if verdicts.empty or missing:
+        raise InputError(f"{path}: no verdicts or no '{(missing or ['id'])[0]}' field; delete it to recompute")
+    return verdicts
+
+
+def aggregate_scores(scores_root: Path, paths: list[Path], n_resamples: int = 1000, seed: int = 0) -> pd.DataFrame:
+    """Accuracy of each verdict over the test examples of every unit, with bootstrap intervals."""
     rows = []
     for path in paths:
-        verdicts = pd.read_json(path, lines=True)
-        if verdicts.empty:
-            raise InputError(f"{path}: no verdicts; delete it so the judge rule recomputes it")
+        verdicts = read_verdicts(path)
         row: dict[str, object] = unit_of(scores_root, path) | {"n": len(verdicts)}
         for metric in METRICS:
-            row[metric] = float(verdicts[metric].astype(bool).mean())
+            values = verdicts[metric].astype(bool).to_numpy(dtype=float)
+            row[metric] = float(values.mean())
+            row[f"{metric}_low"], row[f"{metric}_high"] = bootstrap_ci(values, n_resamples, seed)
         rows.append(row)
-    table = pd.DataFrame(rows, columns=[*KEYS, "n", *METRICS])
+    columns = [*KEYS, "n", *METRICS, *(f"{m}_{end}" for m in METRICS for end in ("low", "high"))]
+    table = pd.DataFrame(rows, columns=columns)
     table["step"] = table["step"].astype("Int64")
     return table.sort_values(KEYS, na_position="first").reset_index(drop=True)
 
 
-def write_summary(table: pd.DataFrame, out_csv: Path) -> None:
+def write_summary(table: pd.DataFrame, out_csv: Path, out_parquet: Path | None = None) -> None:
     atomic_write_text(out_csv, table.to_csv(index=False, float_format="%.4f"))
+    if out_parquet is not None:
+        tmp = out_parquet.with_name(f".{out_parquet.name}.tmp")
+        table.to_parquet(tmp, index=False)
+        tmp.replace(out_parquet)
 
 
 def load_summary(path: Path) -> pd.DataFrame:
     try:
-        return pd.read_csv(path, dtype={"step": "Int64"})
+        table = pd.read_parquet(path) if path.suffix == ".parquet" else pd.read_csv(path, dtype={"step": "Int64"})
     except (OSError, ValueError) as err:
         raise InputError(f"{path}: unreadable summary ({err}); delete it to recompute") from None
+    missing = [c for c in [*KEYS, *METRICS] if c not in table.columns]
+    if missing:
+        raise InputError(f"{path}: summary lacks column '{missing[0]}'; delete it to recompute")
+    return table

@@ -194,7 +194,61 @@ def cmd_judge(args: argparse.Namespace) -> None:
 def cmd_aggregate(args: argparse.Namespace) -> None:
     from softeval.aggregate import aggregate_scores, write_summary
 
-    write_summary(aggregate_scores(Path(args.scores_root), [Path(p) for p in args.scores]), Path(args.out_csv))
+    params = json.loads(args.params)
+    table = aggregate_scores(
+        Path(args.scores_root), [Path(p) for p in args.scores], params["bootstrap"], params["seed"]
+    )
+    write_summary(table, Path(args.out_csv), Path(args.out_parquet))
+
+
+def cmd_tables(args: argparse.Namespace) -> None:
+    from softeval.jobs.tables import run_tables
+
+    run_tables(
+        summary_path=Path(args.summary),
+        scores_root=Path(args.scores_root),
+        zoo_csv=Path(args.truth) if args.truth else None,
+        params=json.loads(args.params),
+        out_dir=Path(args.out_dir),
+    )
+
+
+def cmd_figures(args: argparse.Namespace) -> None:
+    from softeval.jobs.tables import run_figures
+
+    run_figures(
+        summary_path=Path(args.summary),
+        swap_csv=Path(args.swap),
+        gap_csv=Path(args.gap),
+        params=json.loads(args.params),
+        out_dir=Path(args.out_dir),
+    )
+
+
+def cmd_claims(args: argparse.Namespace) -> None:
+    from softeval.jobs.tables import run_claims
+
+    run_claims(
+        summary_path=Path(args.summary),
+        swap_csv=Path(args.swap),
+        params=json.loads(args.params),
+        out_stem=Path(args.out),
+    )
+
+
+def cmd_review(args: argparse.Namespace) -> None:
+    from softeval.review import FILTERS, format_example, list_units, unit_examples
+
+    results = Path(args.results)
+    which = next((name for name in FILTERS if getattr(args, name.replace("-", "_"), False)), "all")
+    if args.model and args.task and args.method:
+        examples = unit_examples(results, args.model, args.role, args.task, args.method, args.step, which)
+        for example in examples[: args.limit]:
+            print(format_example(example), end="\n\n")
+        print(f"{len(examples)} example(s) match ({which}); showed {min(len(examples), args.limit)}")
+        return
+    units = list_units(results, model=args.model, role=args.role, task=args.task, method=args.method, step=args.step)
+    print(units.to_string(index=False, float_format=lambda x: f"{x:.3f}"))
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -278,7 +332,39 @@ def build_parser() -> argparse.ArgumentParser:
     p = add("aggregate", cmd_aggregate, "one row per model, role, task, method and step")
     p.add_argument("--scores-root", required=True, help="results/scores")
     p.add_argument("--scores", nargs="+", required=True)
+    p.add_argument("--params", required=True, help='JSON: {"bootstrap": resamples, "seed"}')
     p.add_argument("--out-csv", required=True)
+    p.add_argument("--out-parquet", required=True)
+
+    p = add("tables", cmd_tables, "swap distance, score gap and knowledge/format tables (CSV, Markdown, LaTeX)")
+    p.add_argument("--scores-root", required=True, help="results/scores (per-example verdicts, for the bootstrap)")
+    p.add_argument("--truth", help="the zoo table (results/tables/zoo.csv): true knowledge of each base model")
+    p.add_argument("--out-dir", required=True)
+    p = add("figures", cmd_figures, "figures of the paper's claims (PNG + PDF)")
+    p.add_argument("--swap", required=True, help="results/tables/swap_distance.csv")
+    p.add_argument("--gap", required=True, help="results/tables/score_gap.csv")
+    p.add_argument("--out-dir", required=True)
+    p = add("claims", cmd_claims, "check the paper's four claims on this run")
+    p.add_argument("--swap", required=True, help="results/tables/swap_distance.csv")
+    p.add_argument("--out", required=True, help="output stem: writes <out>.csv, .md, .tex")
+    for name in ("tables", "figures", "claims"):
+        sub.choices[name].add_argument("--summary", required=True, help="results/tables/scores.parquet")
+        sub.choices[name].add_argument(
+            "--params",
+            required=True,
+            help='JSON: {"final_step", "first_step", "reference_method", "bootstrap", "seed"}',
+        )
+
+    p = add("review", cmd_review, "list evaluated units, or show the examples behind one (model, task, method)")
+    p.add_argument("--results", default="results")
+    p.add_argument("--model")
+    p.add_argument("--role", default="base", choices=["base", "post"])
+    p.add_argument("--task")
+    p.add_argument("--method", choices=["zero_shot", "few_shot", "soft_prompt"])
+    p.add_argument("--step", type=int, help="soft_prompt: the tuning step")
+    p.add_argument("--limit", type=int, default=20, help="examples to print")
+    for name in ("wrong-format", "wrong-knowledge", "right-knowledge-wrong-format", "not-strict"):
+        p.add_argument(f"--{name}", action="store_true", help=f"only examples that are {name.replace('-', ' ')}")
 
     p = add("zoo-report", cmd_zoo_report, "ground-truth table of the zoo")
     p.add_argument("--params", required=True, help='JSON: {"models": [...]}')

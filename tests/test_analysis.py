@@ -1,0 +1,167 @@
+"""Tables, claims, figures and review from a hand-made set of per-example verdicts."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pandas as pd
+import pytest
+
+from softeval.aggregate import aggregate_scores, write_summary
+from softeval.analysis import ALL_TASKS, Settings, knowledge_format_table, score_gap_table, swap_distance_table
+from softeval.claims import check_claims
+from softeval.jobs.tables import per_example_reader, run_claims, run_figures, run_tables
+from softeval.review import format_example, list_units, unit_examples
+from softeval.schema import InputError
+
+# True knowledge: a > b > c. Zero-shot and few-shot measure format (c > b > a); the soft
+# prompt recovers knowledge; post-trained twins (zero-shot) rank by knowledge.
+STRICT = {
+    ("base", "zero_shot", None): {"a": 0.1, "b": 0.3, "c": 0.5},
+    ("base", "few_shot", None): {"a": 0.1, "b": 0.3, "c": 0.5},
+    ("base", "soft_prompt", 0): {"a": 0.0, "b": 0.1, "c": 0.4},
+    ("base", "soft_prompt", 4): {"a": 0.8, "b": 0.6, "c": 0.3},
+    ("post", "zero_shot", None): {"a": 0.9, "b": 0.7, "c": 0.4},
+    ("post", "few_shot", None): {"a": 0.8, "b": 0.7, "c": 0.4},
+    ("post", "soft_prompt", 0): {"a": 0.9, "b": 0.7, "c": 0.4},
+    ("post", "soft_prompt", 4): {"a": 1.0, "b": 0.7, "c": 0.5},
+}
+N = 10
+SETTINGS = Settings(final_step=4, first_step=0, bootstrap=200, seed=0)
+
+
+@pytest.fixture(scope="module")
+def results(tmp_path_factory) -> Path:
+    """results/ with scores, generations and the tidy table for two tasks."""
+    root = tmp_path_factory.mktemp("results")
+    for task in ("t1", "t2"):
+        for (role, method, step), table in STRICT.items():
+            name = f"{method}/step{step}" if method == "soft_prompt" else method
+            for model, share in table.items():
+                right = round(share * N)
+                rows = []
+                for i in range(N):
+                    ok = i < right
+                    fmt = ok or (method == "soft_prompt" and step == 4)
+                    rows.append(
+                        {
+                            "id": f"{task}-{i}",
+                            "method": method,
+                            "step": step,
+                            "knowledge": ok or i == N - 1,
+                            "format": fmt,
+                            "strict": ok,
+                            "gold": "#### 7",
+                            "response": " 7" if ok else " x",
+                            "judge": "rule",
+                            "knowledge_from": "judge",
+                        }
+                    )
+                for kind in ("scores", "generations"):
+                    path = root / kind / model / role / task / f"{name}.jsonl"
+                    path.parent.mkdir(parents=True, exist_ok=True)
+                    extra = {"prompt": "Q?\nAnswer:", "stop_reason": "eos"} if kind == "generations" else {}
+                    path.write_text("".join(json.dumps({**r, **extra}) + "\n" for r in rows))
+    paths = sorted((root / "scores").rglob("*.jsonl"))
+    summary = aggregate_scores(root / "scores", paths, n_resamples=200, seed=0)
+    write_summary(summary, root / "tables" / "scores.csv", root / "tables" / "scores.parquet")
+    pd.DataFrame(
+        {"model": ["a", "b", "c"] * 2, "role": ["base"] * 3 + ["post"] * 3, "knowledge": [0.9, 0.6, 0.3] * 2}
+    ).to_csv(root / "tables" / "zoo.csv", index=False)
+    return root
+
+
+def summary_of(results):
+    return pd.read_parquet(results / "tables" / "scores.parquet")
+
+
+def test_aggregate_means_and_intervals(results):
+    summary = summary_of(results)
+    assert len(summary) == 2 * 3 * len(STRICT)
+    row = summary[(summary.model == "a") & (summary.role == "base") & (summary.method == "zero_shot")].iloc[0]
+    assert row["strict"] == pytest.approx(0.1) and row["n"] == N
+    assert row["strict_low"] <= row["strict"] <= row["strict_high"] and row["strict_high"] > row["strict_low"]
+    constant = summary[(summary.method == "soft_prompt") & (summary.step == 4) & (summary.role == "base")]
+    assert (constant["format_low"] == 1.0).all() and (constant["format_high"] == 1.0).all()
+
+
+def test_swap_distances_and_ground_truth(results):
+    summary = summary_of(results)
+    swap = swap_distance_table(
+        summary,
+        per_example_reader(results / "scores", summary, "strict"),
+        SETTINGS,
+        truth={"a": 0.9, "b": 0.6, "c": 0.3},
+    )
+    one = swap[swap.task == "t1"].set_index("method")
+    assert one.loc["zero_shot", "distance"] == 3 and one.loc["soft_prompt", "distance"] == 0
+    assert one.loc["soft_prompt", "truth_distance"] == 0 and one.loc["few_shot", "truth_distance"] == 3
+    assert one.loc["zero_shot", "kendall_tau_b"] == pytest.approx(-1.0)
+    assert one.loc["soft_prompt", "ci_low"] <= 0 <= one.loc["soft_prompt", "ci_high"]
+    total = swap[swap.task == ALL_TASKS].set_index("method")
+    assert total.loc["zero_shot", "distance"] == 6 and total.loc["soft_prompt", "distance"] == 0
+
+
+def test_score_gap_and_knowledge_format(results):
+    summary = summary_of(results)
+    gap = score_gap_table(summary, SETTINGS)
+    zs = gap[(gap.task == "t1") & (gap.method == "zero_shot")].iloc[0]
+    assert zs["gap_signed"] == pytest.approx(((0.9 - 0.1) + (0.7 - 0.3) + (0.4 - 0.5)) / 3)
+    assert zs["gap_abs"] == pytest.approx((0.8 + 0.4 + 0.1) / 3)
+    kf = knowledge_format_table(summary)
+    sp4 = kf[(kf.role == "base") & (kf.method == "soft_prompt") & (kf.step == 4)].iloc[0]
+    assert sp4["format"] == 1.0 and sp4["units"] == 6
+    assert sp4["strict"] == pytest.approx((0.8 + 0.6 + 0.3) / 3)
+
+
+def test_claims_are_computed(results):
+    summary = summary_of(results)
+    swap = swap_distance_table(summary, per_example_reader(results / "scores", summary, "strict"), SETTINGS)
+    claims = check_claims(summary, swap, SETTINGS).set_index("claim")
+    assert claims.loc["b", "holds"] and claims.loc["c", "holds"] and claims.loc["d", "holds"]
+    assert "zero-shot 6" in claims.loc["d", "evidence"]
+    assert not claims.loc["a", "holds"]  # knowledge rises by more than 0.05 between steps 0 and 4
+
+
+def test_table_figure_and_claim_jobs_write_every_file(results, tmp_path):
+    params = {"final_step": 4, "first_step": 0, "reference_method": "zero_shot", "bootstrap": 100, "seed": 0}
+    summary = results / "tables" / "scores.parquet"
+    run_tables(
+        summary_path=summary,
+        scores_root=results / "scores",
+        zoo_csv=results / "tables" / "zoo.csv",
+        params=params,
+        out_dir=tmp_path,
+    )
+    for name in ("swap_distance", "score_gap", "knowledge_format"):
+        for ext in ("csv", "md", "tex"):
+            assert (tmp_path / f"{name}.{ext}").stat().st_size > 0
+    tex = (tmp_path / "swap_distance.tex").read_text()
+    assert r"\toprule" in tex and r"\textbf{0}" in tex and "soft\\_prompt" in tex
+    run_figures(
+        summary_path=summary,
+        swap_csv=tmp_path / "swap_distance.csv",
+        gap_csv=tmp_path / "score_gap.csv",
+        params=params,
+        out_dir=tmp_path / "fig",
+    )
+    assert len(list((tmp_path / "fig").glob("*.png"))) == len(list((tmp_path / "fig").glob("*.pdf"))) == 4
+    run_claims(
+        summary_path=summary, swap_csv=tmp_path / "swap_distance.csv", params=params, out_stem=tmp_path / "claims"
+    )
+    text = (tmp_path / "claims.md").read_text()
+    assert "(d)" in text and "holds" in text and "true knowledge ranking" in text
+
+
+def test_review_lists_units_and_shows_examples(results):
+    units = list_units(results, model="a", role="base", method="zero_shot")
+    assert len(units) == 2 and set(units["task"]) == {"t1", "t2"}
+    wrong = unit_examples(results, "a", "base", "t1", "zero_shot", None, "not-strict")
+    assert len(wrong) == N - 1 and all(not e["strict"] for e in wrong)
+    text = format_example(wrong[0])
+    assert "prompt   | Answer:" in text and "gold     | '#### 7'" in text and "strict=no" in text
+    with pytest.raises(InputError, match="pass --step"):
+        unit_examples(results, "a", "base", "t1", "soft_prompt", None)
+    with pytest.raises(InputError, match="not found"):
+        unit_examples(results, "zz", "base", "t1", "zero_shot", None)

@@ -1,0 +1,89 @@
+# Aggregation and publication: the tidy table, the paper's tables, figures and claims.
+
+
+rule aggregate:
+    input:
+        all_scores(),
+    output:
+        csv=report("results/tables/scores.csv", caption="../report/scores.rst", category="Tables"),
+        parquet="results/tables/scores.parquet",
+    params:
+        spec=lambda wildcards: json.dumps({"bootstrap": config["analysis"]["bootstrap"], "seed": config["seed"]}),
+    log:
+        "logs/aggregate.log",
+    conda:
+        "../../envs/softeval.yaml"
+    shell:
+        "python -m softeval aggregate --scores-root results/scores --scores {input} --params {params.spec:q} "
+        "--out-csv {output.csv} --out-parquet {output.parquet} 2> {log}"
+
+
+rule tables:
+    input:
+        summary="results/tables/scores.parquet",
+        scores=all_scores(),
+        truth="results/tables/zoo.csv",
+    output:
+        [
+            report(
+                f"results/tables/{name}.{ext}",
+                caption=f"../report/{name}.rst",
+                category="Tables",
+                subcategory=name,
+            )
+            for name in PUBLICATION_TABLES
+            for ext in ("csv", "md", "tex")
+        ],
+    params:
+        spec=analysis_params,
+        out_dir=subpath(input.summary, parent=True),
+    log:
+        "logs/tables.log",
+    conda:
+        "../../envs/softeval.yaml"
+    shell:
+        "python -m softeval tables --summary {input.summary} --scores-root results/scores --truth {input.truth} "
+        "--params {params.spec:q} --out-dir {params.out_dir} 2> {log}"
+
+
+rule figures:
+    input:
+        summary="results/tables/scores.parquet",
+        swap="results/tables/swap_distance.csv",
+        gap="results/tables/score_gap.csv",
+    output:
+        [
+            report(f"results/figures/{name}.{ext}", caption=f"../report/fig_{name}.rst", category="Figures")
+            for name in FIGURES
+            for ext in ("png", "pdf")
+        ],
+    params:
+        spec=analysis_params,
+        out_dir=lambda wildcards, output: os.path.dirname(output[0]),
+    log:
+        "logs/figures.log",
+    conda:
+        "../../envs/softeval.yaml"
+    shell:
+        "python -m softeval figures --summary {input.summary} --swap {input.swap} --gap {input.gap} "
+        "--params {params.spec:q} --out-dir {params.out_dir} 2> {log}"
+
+
+rule claims:
+    input:
+        summary="results/tables/scores.parquet",
+        swap="results/tables/swap_distance.csv",
+    output:
+        report("results/tables/claims.md", caption="../report/claims.rst", category="Claims"),
+        "results/tables/claims.csv",
+        "results/tables/claims.tex",
+    params:
+        spec=analysis_params,
+        stem=lambda wildcards, output: output[0][: -len(".md")],
+    log:
+        "logs/claims.log",
+    conda:
+        "../../envs/softeval.yaml"
+    shell:
+        "python -m softeval claims --summary {input.summary} --swap {input.swap} --params {params.spec:q} "
+        "--out {params.stem} 2> {log}"
