@@ -9,7 +9,14 @@ import pandas as pd
 import pytest
 
 from softeval.aggregate import aggregate_scores, write_summary
-from softeval.analysis import ALL_TASKS, Settings, knowledge_format_table, score_gap_table, swap_distance_table
+from softeval.analysis import (
+    ALL_TASKS,
+    Settings,
+    consensus_table,
+    knowledge_format_table,
+    score_gap_table,
+    swap_distance_table,
+)
 from softeval.claims import check_claims
 from softeval.jobs.tables import per_example_reader, run_claims, run_figures, run_tables
 from softeval.review import format_example, list_units, unit_examples
@@ -101,6 +108,12 @@ def test_swap_distances_and_ground_truth(results):
     assert one.loc["soft_prompt", "ci_low"] <= 0 <= one.loc["soft_prompt", "ci_high"]
     total = swap[swap.task == ALL_TASKS].set_index("method")
     assert total.loc["zero_shot", "distance"] == 6 and total.loc["soft_prompt", "distance"] == 0
+    consensus = consensus_table(swap, truth={"a": 0.9, "b": 0.6, "c": 0.3}).set_index("method")
+    assert consensus.loc["zero_shot", "base_consensus"] == "c > b > a"
+    assert (
+        consensus.loc["zero_shot", "distance_to_post"] == 3 and consensus.loc["soft_prompt", "distance_to_truth"] == 0
+    )
+    assert (consensus["kemeny_distance"] == 0).all()  # both tasks agree under every method
 
 
 def test_score_gap_and_knowledge_format(results):
@@ -134,7 +147,7 @@ def test_table_figure_and_claim_jobs_write_every_file(results, tmp_path):
         params=params,
         out_dir=tmp_path,
     )
-    for name in ("swap_distance", "score_gap", "knowledge_format"):
+    for name in ("swap_distance", "score_gap", "knowledge_format", "consensus"):
         for ext in ("csv", "md", "tex"):
             assert (tmp_path / f"{name}.{ext}").stat().st_size > 0
     tex = (tmp_path / "swap_distance.tex").read_text()

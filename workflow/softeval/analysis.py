@@ -16,6 +16,7 @@ import pandas as pd
 
 from softeval.ranking import (
     bootstrap_swap_distances,
+    kemeny_consensus,
     kendall_tau_b,
     normalized_swap_distance,
     pairwise_accuracy,
@@ -191,3 +192,24 @@ def knowledge_format_table(summary: pd.DataFrame) -> pd.DataFrame:
     table["units"] = grouped.size().to_numpy()
     table["_m"] = table["method"].map(_order)
     return table.sort_values(["role", "_m", "step"], na_position="first").drop(columns="_m").reset_index(drop=True)
+
+
+def consensus_table(swap: pd.DataFrame, truth: Mapping[str, float] | None = None) -> pd.DataFrame:
+    """Per method: the Kemeny consensus of the per-task base rankings (exact, PuLP), its total
+    distance to them, and its distance to the consensus of the post-trained rankings."""
+    per_task = swap[swap["task"] != ALL_TASKS]
+    post_consensus, _ = kemeny_consensus([r.split(" > ") for r in per_task.drop_duplicates("task")["post_ranking"]])
+    rows = []
+    for method, part in per_task.groupby("method", sort=False):
+        consensus, total = kemeny_consensus([r.split(" > ") for r in part["base_ranking"]])
+        row = {
+            "method": method,
+            "base_consensus": " > ".join(consensus),
+            "kemeny_distance": total,
+            "post_consensus": " > ".join(post_consensus),
+            "distance_to_post": swap_distance(consensus, post_consensus),
+        }
+        if truth is not None:
+            row["distance_to_truth"] = swap_distance(consensus, rank_by_score(truth))
+        rows.append(row)
+    return pd.DataFrame(rows)

@@ -11,7 +11,14 @@ import pandas as pd
 
 from softeval import figures
 from softeval.aggregate import load_summary
-from softeval.analysis import ALL_TASKS, Settings, knowledge_format_table, score_gap_table, swap_distance_table
+from softeval.analysis import (
+    ALL_TASKS,
+    Settings,
+    consensus_table,
+    knowledge_format_table,
+    score_gap_table,
+    swap_distance_table,
+)
 from softeval.claims import check_claims, write_claims
 from softeval.publish import write_table
 from softeval.schema import InputError
@@ -89,6 +96,13 @@ def run_tables(*, summary_path: Path, scores_root: Path, zoo_csv: Path | None, p
         "95% bootstrap interval over test examples",
         best={k: v for k, v in SWAP_BEST.items() if k in swap.columns},
         group="task",
+    )
+    write_table(
+        consensus_table(swap, truth),
+        out_dir / "consensus",
+        "Kemeny consensus of the per-task base rankings under each method (exact integer program), its total "
+        "swap distance to them, and its distance to the consensus of the post-trained rankings",
+        best={"distance_to_post": "min", "distance_to_truth": "min"},
     )
     gap = score_gap_table(summary, settings)
     write_table(
