@@ -27,3 +27,4 @@ rule all:
         expand("results/tables/{name}.{ext}", name=PUBLICATION_TABLES, ext=["csv", "md", "tex"]),
         expand("results/figures/{name}.{ext}", name=FIGURES, ext=["png", "pdf"]),
         expand("results/tables/claims.{ext}", ext=["csv", "md", "tex"]),
+        expand("results/tables/judge_validation.{ext}", ext=["csv", "md", "tex", "json"]),

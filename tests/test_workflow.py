@@ -178,6 +178,8 @@ def test_publication_tables_figures_and_claims(finished_run):
     assert ((swap["distance_min"] <= swap["distance"]) & (swap["distance"] <= swap["distance_max"])).all()
     per_task = swap[swap["task"] != "all tasks"]
     assert len(per_task) == 2 * 3 and (per_task["distance_max"] <= 1).all()  # two models: one pair
+    agreement = pd.read_csv(tables / "judge_validation.csv").set_index("label")
+    assert (agreement["accuracy"] >= 0.95).all() and (agreement["n"] >= 150).all()
     claims = pd.read_csv(tables / "claims.csv")
     assert list(claims["claim"]) == ["a", "b", "c", "d"]
     assert set(claims["holds"]) <= {"holds", "does not hold"}

@@ -87,3 +87,25 @@ rule claims:
     shell:
         "python -m softeval claims --summary {input.summary} --swap {input.swap} --params {params.spec:q} "
         "--out {params.stem} 2> {log}"
+
+
+rule judge_validation:
+    input:
+        validation="config/judges/validation.jsonl",
+        tasks=task_files(),
+    output:
+        report("results/tables/judge_validation.md", caption="../report/judge_validation.rst", category="Tables"),
+        "results/tables/judge_validation.csv",
+        "results/tables/judge_validation.tex",
+        "results/tables/judge_validation.json",
+    params:
+        spec=json.dumps(EVAL["judge"], sort_keys=True),
+        task_dir=task_dir_of,
+        stem=lambda wildcards, output: output[0][: -len(".md")],
+    log:
+        "logs/judge_validation.log",
+    conda:
+        "../../envs/softeval.yaml"
+    shell:
+        "python -m softeval judge validate --params {params.spec:q} --validation {input.validation} "
+        "--task-dir {params.task_dir:q} --out {params.stem} > {log} 2>&1"

@@ -69,6 +69,6 @@ rule judge:
     conda:
         "../../envs/softeval.yaml"
     shell:
-        "python -m softeval judge --task {wildcards.task} --task-dir {params.task_dir:q} --data {params.data} "
+        "python -m softeval judge run --task {wildcards.task} --task-dir {params.task_dir:q} --data {params.data} "
         "--params {params.spec:q} --generations {input.generations} --logliks {params.logliks} "
         "--out {output} 2> {log}"

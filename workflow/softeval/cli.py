@@ -13,6 +13,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from softeval.io import atomic_write_json
 from softeval.schema import InputError
 
 
@@ -191,6 +192,31 @@ def cmd_judge(args: argparse.Namespace) -> None:
     )
 
 
+def cmd_judge_validate(args: argparse.Namespace) -> None:
+    import pandas as pd
+
+    from softeval.jobs.judge import make_judge
+    from softeval.judge_validation import LABELS, load_validation, validate_judge
+    from softeval.publish import write_table
+    from softeval.tasks import load_task
+
+    rows = load_validation(Path(args.validation))
+    tasks = {name: load_task(args.task_dir, name) for name in sorted({row["task"] for row in rows})}
+    summary = validate_judge(make_judge(json.loads(args.params)["name"]), tasks, rows)
+    table = pd.DataFrame(
+        [{"judge": summary["judge"], "label": label, "n": summary["n"], **summary[label]} for label in LABELS]
+    )
+    print(table.to_string(index=False, float_format=lambda x: f"{x:.3f}"))
+    for row in summary["disagreements"]:
+        print(
+            f"disagrees: {row['id']} ({row['category']}): "
+            + ", ".join(f"{label} judge={row[label + '_judge']} gold={row[label + '_gold']}" for label in LABELS)
+        )
+    if args.out:
+        write_table(table, Path(args.out), "Agreement of the judge with the hand-labelled validation set")
+        atomic_write_json(Path(args.out).with_suffix(".json"), summary)
+
+
 def cmd_aggregate(args: argparse.Namespace) -> None:
     from softeval.aggregate import aggregate_scores, write_summary
 
@@ -318,16 +344,24 @@ def build_parser() -> argparse.ArgumentParser:
         p.add_argument("--model", required=True, help="Hugging Face model directory")
         p.add_argument("--params", required=True, help="JSON settings (see the rule)")
         p.add_argument("--threads", type=int, default=1)
-    p = add("judge", cmd_judge, "per-example verdicts for a unit's generations")
+    judge = add("judge", lambda args: None, "judge generations (run) or check a judge (validate)")
+    judge_sub = judge.add_subparsers(dest="judge_command", required=True)
+    p = judge_sub.add_parser("run", help="per-example verdicts for a unit's generations")
+    p.set_defaults(func=cmd_judge)
     p.add_argument("--params", required=True, help='JSON: {"name": judge}')
     p.add_argument("--generations", nargs="+", required=True)
     p.add_argument("--logliks", nargs="*", default=[], help="closed tasks: one per generation file")
     p.add_argument("--out", nargs="+", required=True)
-    for name in ("tune", "generate", "loglik", "judge"):
-        p = sub.choices[name]
+    for p in (sub.choices["tune"], sub.choices["generate"], sub.choices["loglik"], judge_sub.choices["run"]):
         p.add_argument("--task", required=True)
         p.add_argument("--task-dir", required=True)
         p.add_argument("--data", required=True, help="the task's folder of prepared splits")
+    p = judge_sub.add_parser("validate", help="accuracy and Cohen's kappa of a judge on hand-labelled examples")
+    p.set_defaults(func=cmd_judge_validate)
+    p.add_argument("--params", default='{"name": "rule"}', help='JSON: {"name": judge}')
+    p.add_argument("--validation", default="config/judges/validation.jsonl")
+    p.add_argument("--task-dir", default="config/tasks")
+    p.add_argument("--out", help="output stem: writes <out>.csv, .md, .tex and .json")
 
     p = add("aggregate", cmd_aggregate, "one row per model, role, task, method and step")
     p.add_argument("--scores-root", required=True, help="results/scores")
