@@ -77,6 +77,10 @@ def posttrain_params(wildcards):
 
 # ---- evaluation ---------------------------------------------------------------------
 EVAL = config["evaluation"]
+# Judge prompts and the validation set ship with the workflow: paths relative to its root.
+if not os.path.isabs(EVAL["judge"]["prompts"]):
+    EVAL["judge"]["prompts"] = str(ROOT / EVAL["judge"]["prompts"])
+VALIDATION_SET = str(ROOT / "config" / "judges" / "validation.jsonl")
 STEPS = soft_prompt_steps(config)
 METHODS = list(EVAL["methods"])
 CLOSED_TASKS = [task for task in TASKS if load_task(TASK_DIR, task).closed]
@@ -120,8 +124,14 @@ def unit_files(kind, wildcards):
     return [f"results/{kind}/{wildcards.model}/{wildcards.role}/{wildcards.task}/{unit}.jsonl" for unit in UNITS]
 
 
+def judge_model_inputs(wildcards=None):
+    """An LLM judge's model directory and prompt file: changing either reruns the judging."""
+    judge = EVAL["judge"]
+    return {"judge_model": judge["model"], "judge_prompts": judge["prompts"]} if judge["name"] != "rule" else {}
+
+
 def judge_inputs(wildcards):
-    inputs = {"generations": unit_files("generations", wildcards)}
+    inputs = {"generations": unit_files("generations", wildcards), **judge_model_inputs()}
     if wildcards.task in CLOSED_TASKS:
         inputs["logliks"] = unit_files("loglik", wildcards)
     return inputs

@@ -91,7 +91,8 @@ rule claims:
 
 rule judge_validation:
     input:
-        validation="config/judges/validation.jsonl",
+        unpack(judge_model_inputs),
+        validation=VALIDATION_SET,
         tasks=task_files(),
     output:
         report("results/tables/judge_validation.md", caption="../report/judge_validation.rst", category="Tables"),

@@ -64,8 +64,9 @@ def aggregate_scores(scores_root: Path, paths: list[Path], n_resamples: int = 10
             values = verdicts[metric].astype(bool).to_numpy(dtype=float)
             row[metric] = float(values.mean())
             row[f"{metric}_low"], row[f"{metric}_high"] = bootstrap_ci(values, n_resamples, seed)
+        row["llm_judged"] = float((verdicts["judge"] != "rule").mean()) if "judge" in verdicts else 0.0
         rows.append(row)
-    columns = [*KEYS, "n", *METRICS, *(f"{m}_{end}" for m in METRICS for end in ("low", "high"))]
+    columns = [*KEYS, "n", *METRICS, *(f"{m}_{end}" for m in METRICS for end in ("low", "high")), "llm_judged"]
     table = pd.DataFrame(rows, columns=columns)
     table["step"] = table["step"].astype("Int64")
     return table.sort_values(KEYS, na_position="first").reset_index(drop=True)

@@ -185,7 +185,7 @@ def cmd_judge(args: argparse.Namespace) -> None:
     run_judge(
         task=_task(args),
         data_dir=Path(args.data),
-        judge_name=json.loads(args.params)["name"],
+        judge_name=json.loads(args.params),
         generations=[Path(p) for p in args.generations],
         logliks=[Path(p) for p in args.logliks],
         outs=[Path(p) for p in args.out],
@@ -202,7 +202,7 @@ def cmd_judge_validate(args: argparse.Namespace) -> None:
 
     rows = load_validation(Path(args.validation))
     tasks = {name: load_task(args.task_dir, name) for name in sorted({row["task"] for row in rows})}
-    summary = validate_judge(make_judge(json.loads(args.params)["name"]), tasks, rows)
+    summary = validate_judge(make_judge(json.loads(args.params)), tasks, rows)
     table = pd.DataFrame(
         [{"judge": summary["judge"], "label": label, "n": summary["n"], **summary[label]} for label in LABELS]
     )

@@ -55,6 +55,9 @@ def check_config(config: dict[str, Any], source: str, workflow_root: Path) -> di
         )
     if tune["init"] == "text" and not tune.get("init_text"):
         raise InputError(f"{source}: key 'evaluation.tune.init_text' is missing; init 'text' needs it")
+    judge = config["evaluation"]["judge"]
+    if judge["name"] == "hf" and not judge.get("model"):
+        raise InputError(f"{source}: key 'evaluation.judge.model' is missing; judge 'hf' needs a model directory")
     folder = task_dir(config, workflow_root)
     for index, name in enumerate(config["tasks"]):
         if not (folder / f"{name}.yaml").is_file():

@@ -17,13 +17,32 @@ from softeval.judge import Judge, RuleJudge
 from softeval.schema import InputError
 from softeval.tasks import Task
 
-JUDGES: dict[str, type] = {"rule": RuleJudge}
+JUDGES = ("rule", "hf")
 
 
-def make_judge(name: str) -> Judge:
-    if name not in JUDGES:
-        raise InputError(f"unknown judge {name!r}; use one of {', '.join(JUDGES)} (config key evaluation.judge.name)")
-    return JUDGES[name]()
+def make_judge(spec: dict[str, Any] | str, threads: int = 1) -> Judge:
+    """The judge a config's evaluation.judge describes: rule, or an HF model behind the cascade."""
+    spec = {"name": spec} if isinstance(spec, str) else spec
+    name = spec.get("name", "rule")
+    if name == "rule":
+        return RuleJudge()
+    if name == "hf":
+        from softeval.jobs.common import load_model
+        from softeval.llm_judge import CascadeJudge, HFJudge, JudgePrompts, VerdictCache
+
+        if not spec.get("model"):
+            raise InputError("judge 'hf' needs evaluation.judge.model: a Hugging Face model directory")
+        model, tokenizer = load_model(spec["model"], threads)
+        llm = HFJudge(
+            model,
+            tokenizer,
+            spec["model"],
+            JudgePrompts.load(spec["prompts"]),
+            VerdictCache(spec["cache"]),
+            spec.get("batch_size", 16),
+        )
+        return CascadeJudge(llm, cascade=spec.get("cascade", True))
+    raise InputError(f"unknown judge {name!r}; use one of {', '.join(JUDGES)} (config key evaluation.judge.name)")
 
 
 def read_rows(path: Path, ids: list[str], what: str) -> list[dict[str, Any]]:
@@ -44,7 +63,7 @@ def run_judge(
     *,
     task: Task,
     data_dir: Path,
-    judge_name: str,
+    judge_name: str | dict[str, Any],
     generations: list[Path],
     logliks: list[Path],
     outs: list[Path],
