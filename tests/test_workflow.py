@@ -195,6 +195,23 @@ def test_review_shows_the_examples_behind_a_cell(finished_run):
     assert shown.stdout.count("--- world_numeric-test-") == 2 and "gold     |" in shown.stdout
 
 
+def test_switching_the_judge_reruns_only_judging_and_what_follows(finished_run, tmp_path):
+    config = yaml.safe_load(TINY.read_text())
+    config["evaluation"]["judge"] = {"name": "hf", "model": "results/zoo/alpha/base"}
+    (tmp_path / "judge.yaml").write_text(yaml.safe_dump(config))
+    result = snakemake(finished_run, "-n", "--cores", "1", configfile=tmp_path / "judge.yaml")
+    assert result.returncode == 0, result.stderr[-2000:]
+    assert planned_jobs(result.stdout) == {
+        "judge": 2 * 2 * len(config["tasks"]),
+        "judge_validation": 1,
+        "aggregate": 1,
+        "tables": 1,
+        "figures": 1,
+        "claims": 1,
+        "all": 1,
+    }
+
+
 def test_default_config_plans_the_full_zoo(tmp_path):
     result = snakemake(tmp_path, "-n", "--cores", "2", configfile=ROOT / "config" / "config.yaml")
     assert result.returncode == 0, result.stderr[-2000:]

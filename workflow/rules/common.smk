@@ -127,7 +127,9 @@ def unit_files(kind, wildcards):
 def judge_model_inputs(wildcards=None):
     """An LLM judge's model directory and prompt file: changing either reruns the judging."""
     judge = EVAL["judge"]
-    return {"judge_model": judge["model"], "judge_prompts": judge["prompts"]} if judge["name"] != "rule" else {}
+    if judge["name"] == "hf":
+        return {"judge_model": judge["model"], "judge_prompts": judge["prompts"]}
+    return {"judge_prompts": judge["prompts"]} if judge["name"] == "openai" else {}
 
 
 def judge_inputs(wildcards):

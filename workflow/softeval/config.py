@@ -56,8 +56,10 @@ def check_config(config: dict[str, Any], source: str, workflow_root: Path) -> di
     if tune["init"] == "text" and not tune.get("init_text"):
         raise InputError(f"{source}: key 'evaluation.tune.init_text' is missing; init 'text' needs it")
     judge = config["evaluation"]["judge"]
-    if judge["name"] == "hf" and not judge.get("model"):
-        raise InputError(f"{source}: key 'evaluation.judge.model' is missing; judge 'hf' needs a model directory")
+    if judge["name"] != "rule" and not judge.get("model"):
+        raise InputError(f"{source}: key 'evaluation.judge.model' is missing; judge {judge['name']!r} needs a model")
+    if judge["name"] == "openai" and not judge.get("base_url"):
+        raise InputError(f"{source}: key 'evaluation.judge.base_url' is missing; judge 'openai' needs the endpoint")
     folder = task_dir(config, workflow_root)
     for index, name in enumerate(config["tasks"]):
         if not (folder / f"{name}.yaml").is_file():

@@ -17,7 +17,7 @@ from softeval.judge import Judge, RuleJudge
 from softeval.schema import InputError
 from softeval.tasks import Task
 
-JUDGES = ("rule", "hf")
+JUDGES = ("rule", "hf", "openai")
 
 
 def make_judge(spec: dict[str, Any] | str, threads: int = 1) -> Judge:
@@ -42,6 +42,24 @@ def make_judge(spec: dict[str, Any] | str, threads: int = 1) -> Judge:
             spec.get("batch_size", 16),
         )
         return CascadeJudge(llm, cascade=spec.get("cascade", True))
+    if name == "openai":
+        from softeval.llm_judge import CascadeJudge, JudgePrompts, VerdictCache
+        from softeval.openai_judge import OpenAIJudge
+
+        missing = [k for k in ("base_url", "model") if not spec.get(k)]
+        if missing:
+            raise InputError(f"judge 'openai' needs evaluation.judge.{missing[0]}")
+        remote = OpenAIJudge(
+            base_url=spec["base_url"],
+            model=spec["model"],
+            prompts=JudgePrompts.load(spec["prompts"]),
+            cache=VerdictCache(spec["cache"]),
+            api_key_env=spec.get("api_key_env"),
+            concurrency=spec.get("concurrency", 8),
+            timeout=spec.get("timeout", 60.0),
+            max_retries=spec.get("max_retries", 5),
+        )
+        return CascadeJudge(remote, cascade=spec.get("cascade", True))
     raise InputError(f"unknown judge {name!r}; use one of {', '.join(JUDGES)} (config key evaluation.judge.name)")
 
 
