@@ -210,6 +210,18 @@ def test_switching_the_judge_reruns_only_judging_and_what_follows(finished_run, 
         "claims": 1,
         "all": 1,
     }
+    # And it runs: the zoo's own alpha model judges behind the rule cascade, end to end.
+    result = snakemake(finished_run, "--cores", "2", configfile=tmp_path / "judge.yaml")
+    assert result.returncode == 0, result.stderr[-3000:]
+    scores = [json.loads(x) for x in (finished_run / "results/scores/beta/base/world_numeric/few_shot.jsonl").open()]
+    assert {s["judge"] for s in scores} <= {"rule", "hf:results/zoo/alpha/base"} and any(
+        s["judge"] == "hf:results/zoo/alpha/base" for s in scores
+    )
+    table = pd.read_csv(finished_run / "results" / "tables" / "scores.csv")
+    assert (table["llm_judged"] > 0).any() and (table["llm_judged"] <= 1).all()
+    agreement = pd.read_csv(finished_run / "results" / "tables" / "judge_validation.csv")
+    assert set(agreement["judge"]) == {"cascade(hf:results/zoo/alpha/base)"} and (agreement["n"] >= 150).all()
+    assert (finished_run / "results" / "judge_cache.sqlite").stat().st_size > 0
 
 
 def test_default_config_plans_the_full_zoo(tmp_path):

@@ -108,7 +108,7 @@ class HFJudge:
     ) -> None:
         self.model, self.tokenizer, self.model_id = model, tokenizer, model_id
         self.prompts, self.cache, self.batch_size = prompts, cache, batch_size
-        self.name = f"hf:{Path(model_id).name}"
+        self.name = f"hf:{model_id}"
         self.asked = 0  # verdicts computed (not found in the cache)
 
     @torch.no_grad()
