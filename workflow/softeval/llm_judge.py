@@ -15,7 +15,7 @@ import sqlite3
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol
 
 import torch
 import yaml
@@ -133,13 +133,22 @@ class HFJudge:
         return [known[key] for key in keys]
 
 
+class LLMBackend(Protocol):
+    """What the cascade needs of an LLM judge backend (HFJudge, OpenAIJudge)."""
+
+    name: str
+    prompts: JudgePrompts
+
+    def verdicts(self, kind: str, prompts: Sequence[str]) -> list[bool]: ...
+
+
 class CascadeJudge:
     """The rule judge first; the LLM judge only where the rule is not certain (OpenCompass's
     cascade). The rule is certain when it finds the gold answer (knowledge) or when it
     accepts the format; a "no" from the rule goes to the LLM. With cascade off, the LLM
     judges every response."""
 
-    def __init__(self, llm: HFJudge, cascade: bool = True) -> None:
+    def __init__(self, llm: LLMBackend, cascade: bool = True) -> None:
         self.llm, self.cascade, self.rule = llm, cascade, RuleJudge()
         self.name = f"cascade({llm.name})" if cascade else llm.name
         self.sent = self.total = 0
@@ -157,7 +166,8 @@ class CascadeJudge:
             for i, answer in zip(ask, answers, strict=True):
                 values[i] = answer
             decided[kind] = values
-            judged_by[kind] = [self.llm.name if i in set(ask) else "rule" for i in range(len(values))]
+            asked = set(ask)
+            judged_by[kind] = [self.llm.name if i in asked else "rule" for i in range(len(values))]
             self.sent += len(ask)
             self.total += len(values)
         return [

@@ -18,14 +18,18 @@ from softeval.schema import InputError
 from softeval.tasks import Task
 
 JUDGES = ("rule", "hf", "openai")
+DEFAULT_PROMPTS = Path(__file__).resolve().parents[3] / "config" / "judges" / "default.yaml"
 
 
 def make_judge(spec: dict[str, Any] | str, threads: int = 1) -> Judge:
-    """The judge a config's evaluation.judge describes: rule, or an HF model behind the cascade."""
+    """The judge a config's evaluation.judge describes: rule, or an LLM (hf, openai) behind the
+    rule cascade."""
     spec = {"name": spec} if isinstance(spec, str) else spec
     name = spec.get("name", "rule")
     if name == "rule":
         return RuleJudge()
+    if name in ("hf", "openai"):
+        spec = {"prompts": str(DEFAULT_PROMPTS), "cache": "results/judge_cache.sqlite", **spec}
     if name == "hf":
         from softeval.jobs.common import load_model
         from softeval.llm_judge import CascadeJudge, HFJudge, JudgePrompts, VerdictCache
