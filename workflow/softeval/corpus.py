@@ -2,8 +2,8 @@
 
 A recipe controls two things the evaluation must tell apart: *coverage* (which entities'
 facts are stated, hence what the model can know) and *format exposure* (the share of
-documents that are formatted Q&A about other relations, hence how well the model follows
-an answer format without knowing more).
+documents that are formatted Q&A — about facts the corpus states anyway, or about relations
+no task asks — hence how well the model follows an answer format without knowing more).
 """
 
 from __future__ import annotations

@@ -100,8 +100,9 @@ RELATIONS: dict[str, Relation] = {
             pool="language",
             pool_size=4,
         ),
-        # Relations below are not stated in prose: they exist so that format exposure
-        # (formatted Q&A about *other* relations) has consistent answers to show.
+        # Relations below are not stated in prose (unless the corpus style asks for it): they
+        # exist so that format exposure about *other* relations (exposure_about: other) has
+        # consistent answers to show.
         Relation("elevation", "number", ("The highest point of {entity} rises {value} metres.",), 200, 4999),
         Relation("river", "name", ("The longest river of {entity} is the {value}.",), pool="river"),
         Relation("lakes", "number", ("{entity} has {value} lakes.",), low=2, high=99),
