@@ -32,3 +32,20 @@ def tasks() -> dict[str, Task]:
 @pytest.fixture(scope="session")
 def world() -> World:
     return generate_world(n_entities=60, test_fraction=0.25, seed=7)
+
+
+@pytest.fixture(scope="session")
+def tiny_model_dir(tmp_path_factory, world, tasks) -> Path:
+    """A tiny randomly initialised Llama saved as a Hugging Face directory, the zoo's way."""
+    import torch
+
+    from softeval.corpus import tokenizer_corpus
+    from softeval.tokenizer import train_tokenizer
+    from softeval.zoo import build_model, save_model
+
+    out = tmp_path_factory.mktemp("tiny-model") / "model"
+    tokenizer = train_tokenizer(tokenizer_corpus(world, list(tasks.values())), 400)
+    torch.manual_seed(0)
+    model = build_model({"arch": "llama", "layers": 1, "width": 32, "heads": 2}, tokenizer)
+    save_model(model, tokenizer, out, {"model": "tiny"}, [1.0])
+    return out

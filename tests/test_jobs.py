@@ -9,7 +9,6 @@ import torch
 from peft import PeftConfig
 
 from softeval.chunks import parts_dir
-from softeval.corpus import tokenizer_corpus
 from softeval.data import prepare_task
 from softeval.jobs import generate as generate_job
 from softeval.jobs.generate import run_generate
@@ -18,20 +17,15 @@ from softeval.jobs.loglik import run_loglik
 from softeval.jobs.tune import run_tune
 from softeval.schema import InputError
 from softeval.softprompt import TuneConfig, load_prompt
-from softeval.tokenizer import train_tokenizer
-from softeval.zoo import build_model, save_model
 
 SETTINGS = {"few_shot_k": 3, "seed": 0, "max_new_tokens": 6, "batch_size": 4, "chunk_size": 5}
 CONFIG = TuneConfig(steps=4, batch_size=4, snapshots=(0, 2, 4))
 
 
 @pytest.fixture(scope="module")
-def workspace(tmp_path_factory, world, tasks):
+def workspace(tmp_path_factory, world, tasks, tiny_model_dir):
     root = tmp_path_factory.mktemp("jobs")
-    tokenizer = train_tokenizer(tokenizer_corpus(world, list(tasks.values())), 400)
-    torch.manual_seed(0)
-    model = build_model({"arch": "llama", "layers": 1, "width": 32, "heads": 2}, tokenizer)
-    save_model(model, tokenizer, root / "model", {"model": "test"}, [1.0])
+    (root / "model").symlink_to(tiny_model_dir, target_is_directory=True)
     world.save(root / "world.json")
     for name in ("world_numeric", "world_choice"):
         prepare_task(tasks[name], root / "world.json", root / "data" / name)
@@ -54,9 +48,8 @@ def read(path):
     return [json.loads(line) for line in path.read_text().splitlines()]
 
 
-def test_tune_writes_the_prompt_its_snapshots_curve_meta_and_peft_adapter(workspace, tasks):
-    out = workspace / "sp"
-    meta = run_tune(
+def tune_numeric(workspace, tasks, out):
+    return run_tune(
         model_dir=workspace / "model",
         task=tasks["world_numeric"],
         data_dir=workspace / "data" / "world_numeric",
@@ -64,6 +57,11 @@ def test_tune_writes_the_prompt_its_snapshots_curve_meta_and_peft_adapter(worksp
         threads=1,
         out_dir=out,
     )
+
+
+def test_tune_writes_the_prompt_its_snapshots_curve_meta_and_peft_adapter(workspace, tasks):
+    out = workspace / "sp"
+    meta = tune_numeric(workspace, tasks, out)
     vectors, stored = load_prompt(out / "prompt.safetensors")
     assert vectors.shape == (10, 32) and stored["step"] == 4
     assert torch.equal(load_prompt(out / "step4.safetensors")[0], vectors)
@@ -74,14 +72,7 @@ def test_tune_writes_the_prompt_its_snapshots_curve_meta_and_peft_adapter(worksp
     assert json.loads((out / "meta.json").read_text())["final_loss"] == pytest.approx(meta["final_loss"])
     assert PeftConfig.from_pretrained(str(out / "peft")).num_virtual_tokens == 10
     again = workspace / "sp-again"
-    run_tune(
-        model_dir=workspace / "model",
-        task=tasks["world_numeric"],
-        data_dir=workspace / "data" / "world_numeric",
-        config=CONFIG,
-        threads=1,
-        out_dir=again,
-    )
+    tune_numeric(workspace, tasks, again)
     assert (again / "prompt.safetensors").read_bytes() == (out / "prompt.safetensors").read_bytes()
 
 

@@ -7,26 +7,21 @@ import json
 import pytest
 import torch
 
-from softeval.corpus import tokenizer_corpus
 from softeval.data import prepare_task
 from softeval.jobs.judge import make_judge, run_judge
 from softeval.judge_validation import load_validation, validate_judge
 from softeval.llm_judge import CascadeJudge, HFJudge, JudgePrompts, VerdictCache
 from softeval.schema import InputError
-from softeval.tokenizer import train_tokenizer
-from softeval.zoo import build_model, save_model
 from tests.conftest import NUMERIC, ROOT
 
 PROMPTS = ROOT / "config" / "judges" / "default.yaml"
 
 
 @pytest.fixture(scope="module")
-def judge_model(tmp_path_factory, world, tasks):
+def judge_model(tmp_path_factory, tiny_model_dir):
+    """A folder holding the tiny model as model/ and the judge's caches."""
     root = tmp_path_factory.mktemp("judge")
-    tokenizer = train_tokenizer(tokenizer_corpus(world, list(tasks.values())), 400)
-    torch.manual_seed(1)
-    model = build_model({"arch": "llama", "layers": 1, "width": 32, "heads": 2}, tokenizer)
-    save_model(model, tokenizer, root / "model", {"model": "judge"}, [1.0])
+    (root / "model").symlink_to(tiny_model_dir, target_is_directory=True)
     return root
 
 

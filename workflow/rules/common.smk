@@ -7,6 +7,7 @@ from snakemake.exceptions import WorkflowError
 from snakemake.utils import validate
 
 from softeval.config import check_config, model_entry, soft_prompt_steps, task_dir
+from softeval.methods import unit_name
 from softeval.tasks import load_task
 from softeval.schema import InputError
 
@@ -85,8 +86,8 @@ STEPS = soft_prompt_steps(config)
 METHODS = list(EVAL["methods"])
 CLOSED_TASKS = [task for task in TASKS if load_task(TASK_DIR, task).closed]
 # A unit's outputs: one file per plain method, one per soft-prompt step.
-UNITS = [m for m in METHODS if m != "soft_prompt"] + (
-    [f"soft_prompt/step{step}" for step in STEPS] if "soft_prompt" in METHODS else []
+UNITS = [unit_name(m, None) for m in METHODS if m != "soft_prompt"] + (
+    [unit_name("soft_prompt", step) for step in STEPS] if "soft_prompt" in METHODS else []
 )
 
 

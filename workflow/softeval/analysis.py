@@ -130,49 +130,29 @@ def _step(method: str, settings: Settings) -> int | None:
 
 
 def score_gap_table(summary: pd.DataFrame, settings: Settings) -> pd.DataFrame:
-    """Per task and method: post-trained minus base score of the same model under the same
-    method, averaged over models (signed and absolute)."""
-    rows = []
-    tasks = sorted(set(summary["task"]))
+    """Per task and method (and over all tasks): post-trained minus base score of the same
+    model under the same method, averaged over models (signed and absolute)."""
+    frames = []
     for method in methods_in(summary):
         step = _step(method, settings)
-        gaps_all = []
-        for task in tasks:
-            base = scores_of(summary, "base", method, step, task, settings.metric)
-            post = scores_of(summary, "post", method, step, task, settings.metric)
-            gaps = np.array([post[m] - base[m] for m in sorted(base) if m in post])
-            gaps_all.append(gaps)
-            rows.append(_gap_row(task, method, gaps, base, post))
-        merged = np.concatenate(gaps_all)
-        rows.append(
-            {
-                "task": ALL_TASKS,
-                "method": method,
-                "gap_abs": float(np.abs(merged).mean()),
-                "gap_signed": float(merged.mean()),
-                "base": np.nan,
-                "post": np.nan,
-            }
-        )
-    table = pd.DataFrame(rows)
-    for column in ("base", "post"):  # the all-tasks means
-        for method in methods_in(summary):
-            mask = (table["method"] == method) & (table["task"] != ALL_TASKS)
-            table.loc[(table["method"] == method) & (table["task"] == ALL_TASKS), column] = table.loc[
-                mask, column
-            ].mean()
-    return table.sort_values(["task", "method"], key=lambda c: c.map(_order)).reset_index(drop=True)
-
-
-def _gap_row(task: str, method: str, gaps: np.ndarray, base: dict, post: dict) -> dict:
-    return {
-        "task": task,
-        "method": method,
-        "gap_abs": float(np.abs(gaps).mean()),
-        "gap_signed": float(gaps.mean()),
-        "base": float(np.mean(list(base.values()))),
-        "post": float(np.mean(list(post.values()))),
+        scores = {
+            role: unit_rows(summary, role, method, step).set_index(["task", "model"])[settings.metric]
+            for role in ("base", "post")
+        }
+        frames.append(pd.DataFrame(scores).dropna().reset_index().assign(method=method))
+    pairs = pd.concat(frames, ignore_index=True)
+    pairs["gap"] = pairs["post"] - pairs["base"]
+    pairs["gap_abs"] = pairs["gap"].abs()
+    columns = {
+        "gap_abs": ("gap_abs", "mean"),
+        "gap_signed": ("gap", "mean"),
+        "base": ("base", "mean"),
+        "post": ("post", "mean"),
     }
+    per_task = pairs.groupby(["task", "method"], sort=False).agg(**columns).reset_index()
+    overall = pairs.groupby("method", sort=False).agg(**columns).reset_index().assign(task=ALL_TASKS)
+    table = pd.concat([per_task, overall], ignore_index=True)[["task", "method", *columns]]
+    return table.sort_values(["task", "method"], key=lambda c: c.map(_order)).reset_index(drop=True)
 
 
 def _order(value: object) -> object:

@@ -49,6 +49,16 @@ def atomic_write_jsonl(path: Path | str, rows: Iterable[dict[str, Any]]) -> None
     atomic_write_text(path, "".join(json.dumps(row, sort_keys=True, ensure_ascii=False) + "\n" for row in rows))
 
 
+def read_jsonl(path: Path | str, what: str) -> list[dict[str, Any]]:
+    """Rows of a JSONL artifact; an unreadable one is one InputError naming it and the fix."""
+    try:
+        return [json.loads(line) for line in Path(path).read_text(encoding="utf-8").splitlines() if line.strip()]
+    except FileNotFoundError:
+        raise InputError(f"{path}: {what} file not found; run the workflow (or check the names) first") from None
+    except (OSError, ValueError) as err:
+        raise InputError(f"{path}: unreadable {what} file ({err}); delete it so the workflow recomputes it") from None
+
+
 @contextmanager
 def atomic_directory(path: Path | str) -> Iterator[Path]:
     """Yield a temporary directory that replaces `path` only if the block succeeds."""

@@ -29,8 +29,16 @@ class Verdict:
 class Judge(Protocol):
     name: str
 
-    def judge(self, task: Task, examples: Sequence[dict[str, Any]], responses: Sequence[str]) -> list[Verdict]:
-        """One verdict per (example, response), in order."""
+    def judge(
+        self,
+        task: Task,
+        examples: Sequence[dict[str, Any]],
+        responses: Sequence[str],
+        kinds: Sequence[str] = ("knowledge", "format"),
+    ) -> list[Verdict]:
+        """One verdict per (example, response), in order. `kinds` are the verdicts the caller
+        uses; an expensive judge may leave the others to the rules (closed tasks take
+        knowledge from option likelihoods, so their judge is asked for format only)."""
         ...
 
 
@@ -53,7 +61,13 @@ class RuleJudge:
 
     name = "rule"
 
-    def judge(self, task: Task, examples: Sequence[dict[str, Any]], responses: Sequence[str]) -> list[Verdict]:
+    def judge(
+        self,
+        task: Task,
+        examples: Sequence[dict[str, Any]],
+        responses: Sequence[str],
+        kinds: Sequence[str] = ("knowledge", "format"),
+    ) -> list[Verdict]:
         answer_type = "text" if task.closed else task.answer_type
         verdicts = []
         for example, response in zip(examples, responses, strict=True):

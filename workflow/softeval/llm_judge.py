@@ -153,13 +153,19 @@ class CascadeJudge:
         self.name = f"cascade({llm.name})" if cascade else llm.name
         self.sent = self.total = 0
 
-    def judge(self, task: Task, examples: Sequence[dict[str, Any]], responses: Sequence[str]) -> list[Verdict]:
+    def judge(
+        self,
+        task: Task,
+        examples: Sequence[dict[str, Any]],
+        responses: Sequence[str],
+        kinds: Sequence[str] = KINDS,
+    ) -> list[Verdict]:
         rule = self.rule.judge(task, examples, responses)
         decided: dict[str, list[bool]] = {}
         judged_by: dict[str, list[str]] = {}
         for kind in KINDS:
             values = [getattr(v, kind) for v in rule]
-            ask = [i for i, value in enumerate(values) if not (self.cascade and value)]
+            ask = [] if kind not in kinds else [i for i, value in enumerate(values) if not (self.cascade and value)]
             answers = self.llm.verdicts(
                 kind, [self.llm.prompts.render(kind, task, examples[i], responses[i]) for i in ask]
             )
@@ -169,7 +175,7 @@ class CascadeJudge:
             asked = set(ask)
             judged_by[kind] = [self.llm.name if i in asked else "rule" for i in range(len(values))]
             self.sent += len(ask)
-            self.total += len(values)
+            self.total += len(values) if kind in kinds else 0
         return [
             Verdict(
                 knowledge=decided["knowledge"][i],

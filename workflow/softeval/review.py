@@ -7,14 +7,14 @@ closed tasks, the option log-likelihoods.
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 from typing import Any
 
 import pandas as pd
 
 from softeval.aggregate import KEYS, load_summary
-from softeval.io import check_slug
+from softeval.io import check_slug, read_jsonl
+from softeval.methods import unit_name
 from softeval.schema import InputError
 
 FILTERS = {
@@ -35,22 +35,6 @@ def list_units(results: Path, **filters: Any) -> pd.DataFrame:
     return table[[*KEYS, "n", "knowledge", "format", "strict"]]
 
 
-def unit_name(method: str, step: int | None) -> str:
-    if method == "soft_prompt":
-        if step is None:
-            raise InputError("soft_prompt has one unit per tuning step; pass --step (e.g. --step 80)")
-        return f"soft_prompt/step{step}"
-    return method
-
-
-def _read(path: Path) -> list[dict[str, Any]]:
-    if not path.is_file():
-        raise InputError(
-            f"{path}: not found; check the model, role, task, method and step (softeval review lists units)"
-        )
-    return [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines() if line.strip()]
-
-
 def unit_examples(
     results: Path, model: str, role: str, task: str, method: str, step: int | None, which: str = "all"
 ) -> list[dict[str, Any]]:
@@ -60,10 +44,10 @@ def unit_examples(
     if which not in FILTERS:
         raise InputError(f"unknown filter {which!r}; use one of {', '.join(FILTERS)}")
     relative = Path(model) / role / task / f"{unit_name(method, step)}.jsonl"
-    scores = _read(results / "scores" / relative)
-    generations = {row["id"]: row for row in _read(results / "generations" / relative)}
+    scores = read_jsonl(results / "scores" / relative, "scores")
+    generations = {row["id"]: row for row in read_jsonl(results / "generations" / relative, "generation")}
     logliks_path = results / "loglik" / relative
-    logliks = {row["id"]: row for row in _read(logliks_path)} if logliks_path.is_file() else {}
+    logliks = {row["id"]: row for row in read_jsonl(logliks_path, "log-likelihood")} if logliks_path.is_file() else {}
     out = []
     for row in scores:
         if FILTERS[which](row):

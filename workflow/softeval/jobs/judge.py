@@ -7,12 +7,11 @@ judge; the judge's "gold mentioned" verdict is kept beside it.
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 from typing import Any
 
 from softeval.data import load_split
-from softeval.io import atomic_write_jsonl
+from softeval.io import atomic_write_jsonl, read_jsonl
 from softeval.judge import Judge, RuleJudge
 from softeval.schema import InputError
 from softeval.tasks import Task
@@ -28,51 +27,41 @@ def make_judge(spec: dict[str, Any] | str, threads: int = 1) -> Judge:
     name = spec.get("name", "rule")
     if name == "rule":
         return RuleJudge()
-    if name in ("hf", "openai"):
-        spec = {"prompts": str(DEFAULT_PROMPTS), "cache": "results/judge_cache.sqlite", **spec}
+    if name not in ("hf", "openai"):
+        raise InputError(f"unknown judge {name!r}; use one of {', '.join(JUDGES)} (config key evaluation.judge.name)")
+    from softeval.llm_judge import CascadeJudge, JudgePrompts, VerdictCache
+
+    spec = {"prompts": str(DEFAULT_PROMPTS), "cache": "results/judge_cache.sqlite", **spec}
+    required = ("model",) if name == "hf" else ("base_url", "model")
+    missing = [k for k in required if not spec.get(k)]
+    if missing:
+        raise InputError(f"judge {name!r} needs evaluation.judge.{missing[0]}")
+    prompts, cache = JudgePrompts.load(spec["prompts"]), VerdictCache(spec["cache"])
     if name == "hf":
         from softeval.jobs.common import load_model
-        from softeval.llm_judge import CascadeJudge, HFJudge, JudgePrompts, VerdictCache
+        from softeval.llm_judge import HFJudge
 
-        if not spec.get("model"):
-            raise InputError("judge 'hf' needs evaluation.judge.model: a Hugging Face model directory")
         model, tokenizer = load_model(spec["model"], threads)
-        llm = HFJudge(
-            model,
-            tokenizer,
-            spec["model"],
-            JudgePrompts.load(spec["prompts"]),
-            VerdictCache(spec["cache"]),
-            spec.get("batch_size", 16),
-        )
-        return CascadeJudge(llm, cascade=spec.get("cascade", True))
-    if name == "openai":
-        from softeval.llm_judge import CascadeJudge, JudgePrompts, VerdictCache
+        backend = HFJudge(model, tokenizer, spec["model"], prompts, cache, spec.get("batch_size", 16))
+    else:
         from softeval.openai_judge import OpenAIJudge
 
-        missing = [k for k in ("base_url", "model") if not spec.get(k)]
-        if missing:
-            raise InputError(f"judge 'openai' needs evaluation.judge.{missing[0]}")
-        remote = OpenAIJudge(
+        backend = OpenAIJudge(
             base_url=spec["base_url"],
             model=spec["model"],
-            prompts=JudgePrompts.load(spec["prompts"]),
-            cache=VerdictCache(spec["cache"]),
+            prompts=prompts,
+            cache=cache,
             api_key_env=spec.get("api_key_env"),
             concurrency=spec.get("concurrency", 8),
             timeout=spec.get("timeout", 60.0),
             max_retries=spec.get("max_retries", 5),
         )
-        return CascadeJudge(remote, cascade=spec.get("cascade", True))
-    raise InputError(f"unknown judge {name!r}; use one of {', '.join(JUDGES)} (config key evaluation.judge.name)")
+    return CascadeJudge(backend, cascade=spec.get("cascade", True))
 
 
 def read_rows(path: Path, ids: list[str], what: str) -> list[dict[str, Any]]:
     """Rows of a JSONL artifact, checked to cover exactly the test examples, in order."""
-    try:
-        rows = [json.loads(line) for line in Path(path).read_text(encoding="utf-8").splitlines() if line.strip()]
-    except (OSError, json.JSONDecodeError) as err:
-        raise InputError(f"{path}: unreadable {what} file ({err}); delete it so the workflow recomputes it") from None
+    rows = read_jsonl(path, what)
     if [row.get("id") for row in rows] != ids:
         raise InputError(
             f"{path}: {what} rows do not match the test split ({len(rows)} rows for {len(ids)} examples); "
@@ -95,9 +84,11 @@ def run_judge(
     judge = make_judge(judge_name)
     test = [dict(row) for row in load_split(data_dir, "test")]
     ids = [example["id"] for example in test]
+    # closed tasks take knowledge from the option likelihoods: ask the judge for format only
+    kinds = ("format",) if task.closed else ("knowledge", "format")
     for index, (generation_path, out) in enumerate(zip(generations, outs, strict=True)):
         rows = read_rows(generation_path, ids, "generation")
-        verdicts = judge.judge(task, test, [row["response"] for row in rows])
+        verdicts = judge.judge(task, test, [row["response"] for row in rows], kinds)
         options = read_rows(logliks[index], ids, "log-likelihood") if task.closed else None
         scored = []
         for k, (example, row, verdict) in enumerate(zip(test, rows, verdicts, strict=True)):

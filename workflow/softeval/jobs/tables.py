@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 from typing import Any
 
@@ -20,6 +19,8 @@ from softeval.analysis import (
     swap_distance_table,
 )
 from softeval.claims import check_claims, write_claims
+from softeval.io import read_jsonl
+from softeval.methods import unit_name
 from softeval.publish import write_table
 from softeval.schema import InputError
 
@@ -61,12 +62,12 @@ def per_example_reader(scores_root: Path, summary: pd.DataFrame, metric: str):
     models = sorted(set(summary["model"]))
 
     def read(role: str, task: str, method: str, step: int | None) -> dict[str, np.ndarray]:
-        name = f"{method}/step{step}" if method == "soft_prompt" else method
+        name = unit_name(method, step)
         out: dict[str, np.ndarray] = {}
         ids: list[str] | None = None
         for model in models:
             path = scores_root / model / role / task / f"{name}.jsonl"
-            rows = read_jsonl(path)
+            rows = read_jsonl(path, "scores")
             if ids is not None and [row["id"] for row in rows] != ids:
                 raise InputError(f"{path}: other test examples than {models[0]}'s; delete it to recompute")
             ids = [row["id"] for row in rows]
@@ -74,13 +75,6 @@ def per_example_reader(scores_root: Path, summary: pd.DataFrame, metric: str):
         return out
 
     return read
-
-
-def read_jsonl(path: Path) -> list[dict[str, Any]]:
-    try:
-        return [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines() if line.strip()]
-    except (OSError, ValueError) as err:
-        raise InputError(f"{path}: unreadable scores ({err}); delete it so the judge rule recomputes it") from None
 
 
 def run_tables(*, summary_path: Path, scores_root: Path, zoo_csv: Path | None, params: dict, out_dir: Path) -> None:
