@@ -12,7 +12,7 @@ from softeval.schema import InputError
 def prepared(tmp_path, world, tasks):
     world.save(tmp_path / "world.json")
     for name, task in tasks.items():
-        prepare_task(task, tmp_path / "world.json", tmp_path / name)
+        prepare_task(task, tmp_path / name, tmp_path / "world.json")
     return tmp_path
 
 
@@ -27,7 +27,7 @@ def test_splits_read_back_through_datasets(prepared, world, tasks):
         assert row["question"] == f"In what year was {row['entity']} founded?"
     meta = json.loads((prepared / "world_numeric" / "meta.json").read_text())
     assert meta["task_version"] == tasks["world_numeric"].version
-    assert meta["counts"] == {"train": len(train), "test": len(test)}
+    assert meta["counts"] == {"train": len(train), "test": len(test), "few_shot": len(train)}
 
 
 def test_closed_examples_list_the_gold_among_sorted_options(prepared, world):

@@ -28,13 +28,13 @@ def workspace(tmp_path_factory, world, tasks, tiny_model_dir):
     (root / "model").symlink_to(tiny_model_dir, target_is_directory=True)
     world.save(root / "world.json")
     for name in ("world_numeric", "world_choice"):
-        prepare_task(tasks[name], root / "world.json", root / "data" / name)
+        prepare_task(tasks[name], root / "data" / name, root / "world.json")
     return root
 
 
 def job(workspace, tasks, name, method, outs, prompt_files=None):
     return {
-        "model_dir": workspace / "model",
+        "model": str(workspace / "model"),
         "task": tasks[name],
         "data_dir": workspace / "data" / name,
         "method": method,
@@ -50,7 +50,7 @@ def read(path):
 
 def tune_numeric(workspace, tasks, out):
     return run_tune(
-        model_dir=workspace / "model",
+        model=str(workspace / "model"),
         task=tasks["world_numeric"],
         data_dir=workspace / "data" / "world_numeric",
         config=CONFIG,

@@ -2,7 +2,8 @@ from __future__ import annotations
 
 import pytest
 
-from softeval.judge import RuleJudge, mentions
+from softeval.answers import mentions
+from softeval.judge import RuleJudge
 from tests.conftest import CHOICE
 
 YEAR = {"id": "n", "question": "In what year was Vorlakia founded?", "answer": "1432"}
@@ -41,9 +42,9 @@ def test_rule_verdicts(tasks, task, example, response, expected):
     assert verdict(tasks, task, example, response) == expected
 
 
-def test_phrase_strict_accepts_no_alias_the_format_does_not_extract(tasks):
-    # strict compares the extracted answer with the gold answer itself
-    assert verdict(tasks, "world_phrase", CAPITAL, " Mirtoban") == (True, True, False)
+def test_strict_accepts_any_alias_as_triviaqa_exact_match_does(tasks):
+    assert verdict(tasks, "world_phrase", CAPITAL, " Mirtoban") == (True, True, True)
+    assert verdict(tasks, "world_phrase", CAPITAL, " Mirtobania") == (False, True, False)
 
 
 def test_mentions_needs_whole_words():

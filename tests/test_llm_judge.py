@@ -100,7 +100,7 @@ def test_cascade_sends_only_what_the_rule_rejects(judge_model, tasks):
 
 def test_hf_judge_end_to_end_in_the_judge_job_and_on_the_validation_set(judge_model, tasks, world, tmp_path):
     world.save(tmp_path / "world.json")
-    prepare_task(tasks["world_numeric"], tmp_path / "world.json", tmp_path / "data")
+    prepare_task(tasks["world_numeric"], tmp_path / "data", tmp_path / "world.json")
     test = [json.loads(x) for x in (tmp_path / "data" / "test.jsonl").read_text().splitlines()]
     generation = tmp_path / "gen.jsonl"
     generation.write_text(

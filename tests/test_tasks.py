@@ -6,7 +6,8 @@ import pytest
 import yaml
 
 from softeval.schema import InputError
-from softeval.tasks import load_task, normalize
+from softeval.answers import normalize
+from softeval.tasks import load_task
 from tests.conftest import CHOICE, NUMERIC, TASK_DIR
 
 

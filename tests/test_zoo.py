@@ -26,7 +26,7 @@ def built(tmp_path_factory, world, tasks):
     world.save(root / "world.json")
     save_tokenizer(train_tokenizer(tokenizer_corpus(world, list(tasks.values())), 400), root / "tok")
     for name, task in tasks.items():
-        prepare_task(task, root / "world.json", root / "data" / name)
+        prepare_task(task, root / "data" / name, root / "world.json")
     return root
 
 

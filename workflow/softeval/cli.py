@@ -45,7 +45,18 @@ def cmd_prepare(args: argparse.Namespace) -> None:
     from softeval.data import prepare_task
 
     (task,) = _tasks(args.task_dir, [args.task])
-    prepare_task(task, Path(args.world), Path(args.out))
+    world = Path(args.world) if args.world else None
+    mirror = Path(args.mirror) if args.mirror else None
+    prepare_task(task, Path(args.out), world, args.source, mirror)
+
+
+def cmd_mirror(args: argparse.Namespace) -> None:
+    from softeval.sources import write_mirror
+
+    for task in _tasks(args.task_dir, args.task):
+        record = write_mirror(task, Path(args.out))
+        for role, info in record.items():
+            print(f"{task.name} {role}: {info['rows']} rows from {info['path']} at commit {info['commit']}")
 
 
 def cmd_tokenizer(args: argparse.Namespace) -> None:
@@ -98,6 +109,15 @@ def cmd_posttrain(args: argparse.Namespace) -> None:
     )
 
 
+def _model_options(args: argparse.Namespace) -> Any:
+    from softeval.models import ModelOptions
+
+    try:
+        return ModelOptions.from_dict(json.loads(args.model_options))
+    except (ValueError, TypeError) as err:
+        raise InputError(f"--model-options: not a JSON object of model options ({err})") from None
+
+
 def cmd_probe(args: argparse.Namespace) -> None:
     from softeval.probe import probe_model
 
@@ -135,7 +155,8 @@ def cmd_tune(args: argparse.Namespace) -> None:
     params = json.loads(args.params)
     config = TuneConfig(**{**params, "snapshots": tuple(params.get("snapshots", ()))})
     run_tune(
-        model_dir=Path(args.model),
+        model=args.model,
+        model_options=_model_options(args),
         task=_task(args),
         data_dir=Path(args.data),
         config=config,
@@ -156,7 +177,8 @@ def _method_job(args: argparse.Namespace) -> dict[str, Any]:
             raise InputError(f"{args.method}: give one --out file and no --prompts")
         outs, prompt_files = {None: Path(args.out[0])}, {}
     return {
-        "model_dir": Path(args.model),
+        "model": args.model,
+        "model_options": _model_options(args),
         "task": _task(args),
         "data_dir": Path(args.data),
         "method": args.method,
@@ -294,11 +316,18 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--params", required=True, help='JSON: {"n_entities", "test_fraction", "seed"}')
     p.add_argument("--out", required=True)
 
-    p = add("prepare", cmd_prepare, "write a task's train/test splits")
+    p = add("prepare", cmd_prepare, "write a task's train/test/few_shot splits")
     p.add_argument("--task", required=True)
     p.add_argument("--task-dir", required=True)
-    p.add_argument("--world", required=True)
+    p.add_argument("--world", help="the world file (world tasks)")
+    p.add_argument("--source", choices=["hub", "mirror"], default="hub", help="real tasks: hub or local mirror")
+    p.add_argument("--mirror", help="the local mirror folder (--source mirror)")
     p.add_argument("--out", required=True)
+
+    p = add("mirror", cmd_mirror, "download real tasks' splits into a local mirror (needs internet)")
+    p.add_argument("--task", nargs="+", required=True)
+    p.add_argument("--task-dir", default="config/tasks")
+    p.add_argument("--out", required=True, help="mirror folder; writes <out>/<task>/<role>.parquet + MIRROR.json")
 
     p = add("tokenizer", cmd_tokenizer, "train the zoo tokenizer on the world's text")
     p.add_argument("--params", required=True, help='JSON: {"vocab_size"}')
@@ -341,7 +370,13 @@ def build_parser() -> argparse.ArgumentParser:
         p.add_argument("--out", nargs="+", required=True, help="JSONL output(s), one per step for soft_prompt")
     for name in ("tune", "generate", "loglik"):
         p = sub.choices[name]
-        p.add_argument("--model", required=True, help="Hugging Face model directory")
+        p.add_argument("--model", required=True, help="Hugging Face model directory or hub id")
+        p.add_argument(
+            "--model-options",
+            default="{}",
+            help='JSON: {"revision", "dtype", "device_map", "trust_remote_code", "chat_template"}',
+        )
+        p.add_argument("--gpus", type=int, default=0, help="GPUs the job holds (a GPU-slot lock pins them)")
         p.add_argument("--params", required=True, help="JSON settings (see the rule)")
         p.add_argument("--threads", type=int, default=1)
     judge = add("judge", lambda args: None, "judge generations (run) or check a judge (validate)")
@@ -411,6 +446,10 @@ def build_parser() -> argparse.ArgumentParser:
 def main(argv: list[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
     try:
+        if getattr(args, "gpus", 0):
+            from softeval.gpu_slots import acquire
+
+            acquire(args.gpus)  # before anything touches CUDA
         args.func(args)
     except InputError as err:
         print(f"softeval: error: {err}", file=sys.stderr)

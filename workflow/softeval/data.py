@@ -1,7 +1,8 @@
-"""Task splits: built from the world, written as JSONL, read back through `datasets`.
+"""Task splits: built from the world or a real benchmark, written as JSONL, read back through `datasets`.
 
-Reading through `datasets.load_dataset("json", ...)` keeps one loader for the embedded
-world, local files and (later) hub datasets.
+Every task gets the same three files: train (soft-prompt tuning), test (evaluation) and
+few_shot (the pool the k shots are drawn from; the train split unless the benchmark has a
+dedicated one, like MMLU's dev split).
 """
 
 from __future__ import annotations
@@ -12,13 +13,15 @@ from typing import Any
 
 import datasets
 
+from softeval.fields import to_example
 from softeval.io import atomic_write_json, atomic_write_jsonl
 from softeval.provenance import provenance
 from softeval.schema import InputError
+from softeval.sources import load_rows
 from softeval.tasks import Task
 from softeval.world import Entity, World
 
-SPLITS = ("train", "test")
+SPLITS = ("train", "test", "few_shot")
 REQUIRED_FIELDS = ("id", "question", "answer")
 
 
@@ -65,22 +68,36 @@ def exposure_example(task: Task, world: World, entity: Entity, rng: random.Rando
     return make_example(task, world, entity, exposure["relation"], exposure["question"], rng, "exposure")
 
 
-def prepare_task(task: Task, world_path: Path, out_dir: Path) -> None:
-    """Write <out_dir>/{train,test}.jsonl and meta.json for one task."""
-    world = World.load(world_path)
-    counts = {}
-    for split in SPLITS:
-        rows = task_examples(task, world, split)
+def prepare_task(
+    task: Task, out_dir: Path, world_path: Path | None = None, source: str = "hub", mirror: Path | None = None
+) -> None:
+    """Write <out_dir>/{train,test,few_shot}.jsonl and meta.json for one task."""
+    if task.dataset["source"] == "world":
+        if world_path is None:
+            raise InputError(f"task {task.name}: a world task needs the world file (--world)")
+        world = World.load(world_path)
+        splits = {split: task_examples(task, world, split) for split in ("train", "test")}
+        splits["few_shot"] = splits["train"]
+        origin: dict[str, Any] = {"world_seed": world.seed}
+    else:
+        splits, origin = {}, {}
+        for role in SPLITS:
+            rows, record = load_rows(task, role, source, mirror)
+            where = record.get("file") or f"{record['path']}:{record['split']}"
+            splits[role] = [to_example(task, dict(row), i, role, where) for i, row in enumerate(rows)]
+            if not splits[role]:
+                raise InputError(f"{where}: the {role} split of task {task.name} is empty")
+            origin[role] = record
+    for split, rows in splits.items():
         atomic_write_jsonl(out_dir / f"{split}.jsonl", rows)
-        counts[split] = len(rows)
     atomic_write_json(
         out_dir / "meta.json",
         {
             "task": task.name,
             "task_version": task.version,
             "kind": task.kind,
-            "counts": counts,
-            "provenance": provenance(params={"world_seed": world.seed, "task": task.name}),
+            "counts": {split: len(rows) for split, rows in splits.items()},
+            "provenance": provenance(params={"task": task.name, "data": origin}),
         },
     )
 

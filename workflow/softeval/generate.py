@@ -15,6 +15,8 @@ from typing import Any
 
 import torch
 
+from softeval.backoff import BatchSize, in_batches
+from softeval.models import input_device
 from softeval.softprompt import insert_soft_prompt
 
 
@@ -39,7 +41,7 @@ def generate_greedy(
     vectors: torch.Tensor | None = None,
     stops: Sequence[str] = ("\n",),
     max_new_tokens: int = 32,
-    batch_size: int = 16,
+    batch_size: int | BatchSize = 16,
     use_cache: bool = True,
     shared_prefix: str | None = None,
 ) -> list[Generation]:
@@ -52,12 +54,22 @@ def generate_greedy(
         raise ValueError("max_new_tokens must be at least 1")
     rows = [tokenizer(prompt)["input_ids"] for prompt in prompts]
     prefix = _encode_prefix(model, tokenizer, rows, vectors, shared_prefix) if use_cache and shared_prefix else None
-    out: list[Generation] = []
-    for start in range(0, len(rows), batch_size):
-        out += _generate_chunk(
-            model, tokenizer, rows[start : start + batch_size], vectors, prefix, stops, max_new_tokens, use_cache
+    eos_ids = stop_token_ids(model, tokenizer)
+
+    def run(chunk: Sequence[list[int]]) -> list[Generation]:
+        return _generate_chunk(
+            model, tokenizer, list(chunk), vectors, prefix, stops, max_new_tokens, use_cache, eos_ids
         )
-    return out
+
+    return in_batches(rows, batch_size, run, "generate")
+
+
+def stop_token_ids(model: Any, tokenizer: Any) -> set[int]:
+    """EOS and the end-of-turn ids a chat model's generation config lists (Llama 3's <|eot_id|>)."""
+    ids = {tokenizer.eos_token_id}
+    configured = getattr(getattr(model, "generation_config", None), "eos_token_id", None)
+    ids |= set(configured) if isinstance(configured, list) else {configured}
+    return {i for i in ids if i is not None}
 
 
 @dataclass
@@ -76,28 +88,29 @@ def _encode_prefix(
     ids = tokenizer(text)["input_ids"]
     if not ids or any(len(row) <= len(ids) or row[: len(ids)] != ids for row in rows):
         return None  # a tokenizer that merges across the boundary: no sharing, same results
-    embeds = model.get_input_embeddings()(torch.tensor([ids]))
+    dev = input_device(model)
+    embeds = model.get_input_embeddings()(torch.tensor([ids], device=dev))
     if vectors is not None:
-        embeds = torch.cat([vectors.to(embeds.dtype).unsqueeze(0), embeds], dim=1)
+        embeds = torch.cat([vectors.to(embeds).unsqueeze(0), embeds], dim=1)
     length = embeds.shape[1]
     out = model(
         inputs_embeds=embeds,
-        attention_mask=torch.ones(1, length, dtype=torch.long),
-        position_ids=torch.arange(length).unsqueeze(0),
+        attention_mask=torch.ones(1, length, dtype=torch.long, device=dev),
+        position_ids=torch.arange(length, device=dev).unsqueeze(0),
         use_cache=True,
         logits_to_keep=1,
     )
     return _Prefix(len(ids), length, out.cache)
 
 
-def _pad_left(rows: Sequence[list[int]], pad_id: int) -> tuple[torch.Tensor, torch.Tensor]:
+def _pad_left(rows: Sequence[list[int]], pad_id: int, dev: torch.device) -> tuple[torch.Tensor, torch.Tensor]:
     width = max(len(row) for row in rows)
     ids = torch.full((len(rows), width), pad_id, dtype=torch.long)
     mask = torch.zeros((len(rows), width), dtype=torch.long)
     for b, row in enumerate(rows):
         ids[b, width - len(row) :] = torch.tensor(row)
         mask[b, width - len(row) :] = 1
-    return ids, mask
+    return ids.to(dev), mask.to(dev)
 
 
 def _prefill(
@@ -109,12 +122,13 @@ def _prefill(
     use_cache: bool,
 ) -> tuple[Any, torch.Tensor, torch.Tensor, torch.Tensor, Any]:
     """Run the prompts; returns last logits, mask, positions, embeddings (no-cache path) and cache."""
+    dev = input_device(model)
     if prefix is not None:
-        ids, suffix_mask = _pad_left([row[prefix.n_tokens :] for row in rows], pad_id)
+        ids, suffix_mask = _pad_left([row[prefix.n_tokens :] for row in rows], pad_id, dev)
         batch = len(rows)
         cache = copy.deepcopy(prefix.cache)
         cache.batch_repeat_interleave(batch)
-        mask = torch.cat([torch.ones(batch, prefix.length, dtype=torch.long), suffix_mask], dim=1)
+        mask = torch.cat([torch.ones(batch, prefix.length, dtype=torch.long, device=dev), suffix_mask], dim=1)
         positions = (mask.cumsum(dim=1) - 1).clamp(min=0)
         out = model(
             input_ids=ids,
@@ -125,7 +139,7 @@ def _prefill(
             logits_to_keep=1,
         )
         return out.logits[:, -1], mask, positions, None, out.cache
-    ids, mask = _pad_left(rows, pad_id)
+    ids, mask = _pad_left(rows, pad_id, dev)
     embeds = model.get_input_embeddings()(ids)
     if vectors is None:
         positions = (mask.cumsum(dim=1) - 1).clamp(min=0)
@@ -146,6 +160,7 @@ def _generate_chunk(
     stops: Sequence[str],
     max_new_tokens: int,
     use_cache: bool,
+    eos_ids: set[int],
 ) -> list[Generation]:
     next_logits, mask, positions, embeds, cache = _prefill(
         model, rows, vectors, prefix, tokenizer.pad_token_id, use_cache
@@ -156,10 +171,11 @@ def _generate_chunk(
     active = list(range(len(rows)))  # original row of each live batch row
     for step in range(max_new_tokens):
         tokens = next_logits.argmax(dim=-1)
+        chosen = tokens.tolist()
         keep = []
         for live, row in enumerate(active):
-            token = int(tokens[live])
-            if token == tokenizer.eos_token_id:
+            token = chosen[live]
+            if token in eos_ids:
                 results[row] = _finish(tokenizer, new_ids[row], "eos", prompt_tokens[row], stops)
                 continue
             new_ids[row].append(token)
@@ -172,7 +188,7 @@ def _generate_chunk(
                 keep.append(live)
         if not keep:
             break
-        index = torch.tensor(keep)
+        index = torch.tensor(keep, device=tokens.device)
         active = [active[i] for i in keep]
         mask = torch.cat([mask[index], torch.ones(len(keep), 1, dtype=mask.dtype)], dim=1)
         positions = torch.cat([positions[index], positions[index, -1:] + 1], dim=1)

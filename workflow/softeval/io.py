@@ -49,6 +49,14 @@ def atomic_write_jsonl(path: Path | str, rows: Iterable[dict[str, Any]]) -> None
     atomic_write_text(path, "".join(json.dumps(row, sort_keys=True, ensure_ascii=False) + "\n" for row in rows))
 
 
+def read_json(path: Path | str) -> Any:
+    """A JSON artifact; an unreadable one is one InputError naming it and the fix."""
+    try:
+        return json.loads(Path(path).read_text(encoding="utf-8"))
+    except (OSError, ValueError) as err:
+        raise InputError(f"{path}: unreadable JSON file ({err}); delete or regenerate it") from None
+
+
 def read_jsonl(path: Path | str, what: str) -> list[dict[str, Any]]:
     """Rows of a JSONL artifact; an unreadable one is one InputError naming it and the fix."""
     try:

@@ -8,14 +8,12 @@ behind the same interface.
 
 from __future__ import annotations
 
-import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any, Protocol
 
-from softeval.tasks import Task, normalize
-
-NUMBER = re.compile(r"-?\d[\d,]*(?:\.\d+)?")
+from softeval.answers import mentions
+from softeval.tasks import Task, gold_answers
 
 
 @dataclass(frozen=True)
@@ -40,20 +38,6 @@ class Judge(Protocol):
         uses; an expensive judge may leave the others to the rules (closed tasks take
         knowledge from option likelihoods, so their judge is asked for format only)."""
         ...
-
-
-def gold_answers(example: dict[str, Any]) -> list[str]:
-    """The gold answer and any accepted aliases."""
-    return [str(example["answer"]), *(str(a) for a in example.get("aliases") or [])]
-
-
-def mentions(response: str, gold: str, answer_type: str) -> bool:
-    """Does the response state `gold` anywhere, modulo case, spacing, punctuation, number format?"""
-    if answer_type == "number":
-        wanted = normalize(gold, "number")
-        return any(normalize(found, "number") == wanted for found in NUMBER.findall(response))
-    wanted = normalize(gold, "text")
-    return bool(wanted) and f" {wanted} " in f" {normalize(response, 'text')} "
 
 
 class RuleJudge:

@@ -23,7 +23,7 @@ import yaml
 from softeval.judge import RuleJudge, Verdict
 from softeval.schema import InputError, validate
 from softeval.softprompt import answer_logprobs
-from softeval.tasks import Task
+from softeval.tasks import Task, gold_answers
 from softeval.tokenizer import encode_batch
 
 KINDS = ("knowledge", "format")
@@ -56,7 +56,7 @@ class JudgePrompts:
         """The prompt for one verdict; every inserted field is escaped so it cannot close a tag."""
         fields = {
             "question": example["question"],
-            "gold": task.target(example).strip() if task.closed else str(example["answer"]),
+            "gold": task.target(example).strip() if task.closed else " | ".join(gold_answers(example)),
             "format": task.format_description,
             "response": response,
         }

@@ -13,6 +13,8 @@ from typing import Any
 
 import torch
 
+from softeval.backoff import BatchSize, in_batches
+from softeval.methods import ChatWrap, response_target
 from softeval.softprompt import answer_logprobs
 from softeval.tasks import Task
 from softeval.tokenizer import encode_batch
@@ -49,22 +51,27 @@ def score_options(
     prompts: Sequence[str],
     examples: Sequence[dict[str, Any]],
     vectors: torch.Tensor | None = None,
-    batch_size: int = 32,
+    batch_size: int | BatchSize = 32,
+    chat: ChatWrap | None = None,
 ) -> list[OptionScores]:
     """Score every option of every example after its prompt, `batch_size` options at a time."""
     pairs = [
-        (i, prompt, task.option_target(example, k))
+        (i, prompt, response_target(task.option_target(example, k), chat))
         for i, (prompt, example) in enumerate(zip(prompts, examples, strict=True))
         for k in range(len(example["options"]))
     ]
-    logliks: list[float] = []
-    lengths: list[int] = []
-    for start in range(0, len(pairs), batch_size):
-        chunk = pairs[start : start + batch_size]
+
+    def run(chunk: Sequence[tuple[int, str, str]]) -> list[tuple[float, int]]:
         batch = encode_batch(tokenizer, [p for _, p, _ in chunk], [t for _, _, t in chunk], eos=False)
         logprobs, rows = answer_logprobs(model, vectors, batch)
-        logliks += torch.zeros(len(chunk)).index_add_(0, rows, logprobs).tolist()
-        lengths += torch.bincount(rows, minlength=len(chunk)).tolist()
+        rows, logprobs = rows.cpu(), logprobs.float().cpu()
+        sums = torch.zeros(len(chunk)).index_add_(0, rows, logprobs).tolist()
+        counts = torch.bincount(rows, minlength=len(chunk)).tolist()
+        return list(zip(sums, counts, strict=True))
+
+    scored = in_batches(pairs, batch_size, run, "loglik")
+    logliks = [ll for ll, _ in scored]
+    lengths = [n for _, n in scored]
     out, cursor = [], 0
     for example in examples:
         n = len(example["options"])

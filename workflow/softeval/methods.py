@@ -32,6 +32,46 @@ def unit_name(method: str, step: int | None) -> str:
     return f"soft_prompt/step{step}"
 
 
+CHAT_SLOT = "\u0000softeval-user-turn\u0000"
+
+
+@dataclass(frozen=True)
+class ChatWrap:
+    """A chat template around one user turn: head + user text + tail (the assistant's cue).
+
+    Post-trained models whose entry sets chat_template get every prompt (instruction, shots,
+    question) as one user message; their responses start right after the assistant cue, so
+    targets lose their leading space. Base models never get a template.
+    """
+
+    head: str
+    tail: str
+
+    @classmethod
+    def from_tokenizer(cls, tokenizer: Any) -> ChatWrap:
+        text = tokenizer.apply_chat_template(
+            [{"role": "user", "content": CHAT_SLOT}], add_generation_prompt=True, tokenize=False
+        )
+        if text.count(CHAT_SLOT) != 1:
+            raise InputError(
+                "the tokenizer's chat template does not place the user message once; set chat_template: false"
+            )
+        head, tail = text.split(CHAT_SLOT)
+        bos = tokenizer.bos_token
+        adds_bos = bos is not None and tokenizer("x")["input_ids"][:1] == [tokenizer.bos_token_id]
+        if adds_bos and head.startswith(bos):
+            head = head[len(bos) :]  # the tokenizer adds BOS itself; the template's copy would double it
+        return cls(head, tail)
+
+    def wrap(self, user_text: str) -> str:
+        return self.head + user_text + self.tail
+
+
+def response_target(target: str, chat: ChatWrap | None) -> str:
+    """A target as the model writes it: after a chat template's assistant cue, with no leading space."""
+    return target.lstrip() if chat is not None else target
+
+
 @dataclass(frozen=True)
 class MethodPrompts:
     """The prompts of one method over a test set, and the text prefix they all share."""
@@ -40,6 +80,7 @@ class MethodPrompts:
     prompts: list[str]
     shared_prefix: str
     shot_ids: list[str]
+    chat: ChatWrap | None = None
 
 
 def few_shot_examples(train: Sequence[dict[str, Any]], k: int, seed: int, task: Task) -> list[dict[str, Any]]:
@@ -51,13 +92,22 @@ def few_shot_examples(train: Sequence[dict[str, Any]], k: int, seed: int, task: 
 
 
 def build_prompts(
-    task: Task, method: str, test: Sequence[dict[str, Any]], shots: Sequence[dict[str, Any]] = ()
+    task: Task,
+    method: str,
+    test: Sequence[dict[str, Any]],
+    shots: Sequence[dict[str, Any]] = (),
+    chat: ChatWrap | None = None,
 ) -> MethodPrompts:
-    """Prompts for `method`; soft_prompt uses the zero-shot text (its vectors come separately)."""
+    """Prompts for `method`; soft_prompt uses the zero-shot text (its vectors come separately).
+
+    With `chat`, the whole text is the user turn of the chat template.
+    """
     if method not in METHODS:
         raise InputError(f"unknown method {method!r}; use one of {', '.join(METHODS)}")
     prefix = task.instruction + SHOT_SEPARATOR
     if method == "few_shot":
         prefix += "".join(task.query(shot) + task.target(shot) + SHOT_SEPARATOR for shot in shots)
-    prompts = [prefix + task.query(example) for example in test]
-    return MethodPrompts(method, prompts, prefix, [str(s["id"]) for s in shots] if method == "few_shot" else [])
+    head, tail = (chat.head, chat.tail) if chat is not None else ("", "")
+    prompts = [head + prefix + task.query(example) + tail for example in test]
+    shot_ids = [str(s["id"]) for s in shots] if method == "few_shot" else []
+    return MethodPrompts(method, prompts, head + prefix, shot_ids, chat)

@@ -22,7 +22,9 @@ from safetensors import safe_open
 from safetensors.torch import save_file
 from tqdm import tqdm
 
+from softeval.backoff import BatchSize
 from softeval.io import atomic_directory
+from softeval.models import input_device
 from softeval.schema import InputError
 from softeval.tokenizer import IGNORE, TokenBatch, encode_batch
 
@@ -44,6 +46,7 @@ class TuneConfig:
     init_text: str | None = None
     seed: int = 0
     snapshots: tuple[int, ...] = field(default=(0, 10, 20, 40, 80))
+    gradient_checkpointing: bool = False
 
 
 @dataclass
@@ -69,7 +72,7 @@ def insert_soft_prompt(
     virtual = (j >= pad) & (j < pad + n)
     token_index = torch.where(j < pad, j, j - n).clamp(0, length - 1).expand(batch, -1)
     tokens = embeddings.gather(1, token_index.unsqueeze(-1).expand(-1, -1, embeddings.shape[-1]))
-    prompt = vectors.to(embeddings.dtype)[(j - pad).clamp(0, n - 1)]
+    prompt = vectors.to(embeddings)[(j - pad).clamp(0, n - 1)]
     inputs_embeds = torch.where(virtual.unsqueeze(-1), prompt, tokens)
     mask = torch.where(virtual, torch.ones_like(token_index), attention_mask.gather(1, token_index))
     position_ids = (mask.cumsum(dim=1) - 1).clamp(min=0)
@@ -85,18 +88,21 @@ def answer_logprobs(model: Any, vectors: torch.Tensor | None, batch: TokenBatch)
     plain prompt (no soft prompt).
     """
     assert batch.labels is not None
-    embeds = model.get_input_embeddings()(batch.input_ids)
+    dev = input_device(model)
+    embeds = model.get_input_embeddings()(batch.input_ids.to(dev))
+    attention_mask, labels = batch.attention_mask.to(dev), batch.labels.to(dev)
     if vectors is None:
-        mask, labels = batch.attention_mask, batch.labels
+        mask = attention_mask
         inputs_embeds, positions = embeds, (mask.cumsum(dim=1) - 1).clamp(min=0)
     else:
-        inputs_embeds, mask, positions, labels = insert_soft_prompt(embeds, vectors, batch.attention_mask, batch.labels)
+        inputs_embeds, mask, positions, labels = insert_soft_prompt(embeds, vectors, attention_mask, labels)
     assert labels is not None
     hidden = model.base_model(inputs_embeds=inputs_embeds, attention_mask=mask, position_ids=positions)[0]
     targets = labels[:, 1:]
     keep = targets != IGNORE
     logits = model.get_output_embeddings()(hidden[:, :-1][keep]).float()
-    logprobs = logits.log_softmax(dim=-1).gather(1, targets[keep].unsqueeze(1)).squeeze(1)
+    picked = targets[keep].to(logits.device).unsqueeze(1)
+    logprobs = logits.log_softmax(dim=-1).gather(1, picked).squeeze(1)
     return logprobs, keep.nonzero()[:, 0]
 
 
@@ -148,8 +154,11 @@ def tune(
 ) -> TuneResult:
     """Train the soft prompt on (prompt, answer) pairs; the model's weights never change."""
     freeze(model)
+    if config.gradient_checkpointing:
+        enable_checkpointing(model)
     generator = torch.Generator().manual_seed(config.seed)
-    vectors = torch.nn.Parameter(initial_vectors(model, tokenizer, config, generator))
+    vectors = torch.nn.Parameter(initial_vectors(model, tokenizer, config, generator).to(input_device(model)))
+    micro = BatchSize(config.batch_size)
     optimizer = torch.optim.AdamW([vectors], lr=config.lr, weight_decay=config.weight_decay)
     rng = random.Random(config.seed)
     order: list[int] = []
@@ -171,18 +180,61 @@ def tune(
                 rng.shuffle(refill)
                 order.extend(refill)
             chosen = [pairs[order.pop()] for _ in range(config.batch_size)]
-            batch = encode_batch(tokenizer, [p for p, _ in chosen], [t for _, t in chosen])
             for group in optimizer.param_groups:
                 group["lr"] = config.lr * lr_factor(step, config)
-            loss = answer_loss(model, vectors, batch)
-            loss.backward()
+            losses.append(backward_with_backoff(model, tokenizer, vectors, chosen, micro))
             optimizer.step()
             optimizer.zero_grad(set_to_none=True)
-            losses.append(loss.item())
             elapsed = time.perf_counter() - start
             bar.set_postfix(loss=f"{losses[-1]:.3f}", ex_per_s=f"{(step + 1) * config.batch_size / elapsed:.1f}")
     snapshot(config.steps)
     return TuneResult(vectors.detach().clone(), losses, snapshots, round(time.perf_counter() - start, 2))
+
+
+def backward_with_backoff(
+    model: Any, tokenizer: Any, vectors: torch.Tensor, chosen: Sequence[tuple[str, str]], micro: BatchSize
+) -> float:
+    """Accumulate the gradient of one batch's loss; on GPU out-of-memory, in smaller micro-batches.
+
+    The loss is the mean over all answer tokens of the batch whatever the micro-batch size,
+    so a backoff changes memory use, not the optimisation.
+    """
+    while True:
+        try:
+            if micro.size >= len(chosen):
+                loss = answer_loss(
+                    model, vectors, encode_batch(tokenizer, [p for p, _ in chosen], [t for _, t in chosen])
+                )
+                loss.backward()
+                return loss.item()
+            parts = [chosen[i : i + micro.size] for i in range(0, len(chosen), micro.size)]
+            batches = [encode_batch(tokenizer, [p for p, _ in part], [t for _, t in part]) for part in parts]
+            total = sum(int((b.labels[:, 1:] != IGNORE).sum()) for b in batches if b.labels is not None)
+            value = 0.0
+            for batch in batches:
+                logprobs, _ = answer_logprobs(model, vectors, batch)
+                part_loss = -logprobs.sum() / total
+                part_loss.backward()
+                value += part_loss.item()
+            return value
+        except torch.OutOfMemoryError:
+            vectors.grad = None
+            micro.halve("tune")
+
+
+def enable_checkpointing(model: Any) -> None:
+    """Recompute activations in the backward pass (less memory, ~30% more time).
+
+    Hugging Face checkpoints only in training mode; dropout modules stay in eval mode and
+    attention dropout is zeroed, so the forward pass is the eval-mode one.
+    """
+    model.gradient_checkpointing_enable(gradient_checkpointing_kwargs={"use_reentrant": False})
+    model.train()
+    for module in model.modules():
+        if isinstance(module, torch.nn.Dropout):
+            module.eval()
+        if isinstance(getattr(module, "attention_dropout", None), float):
+            module.attention_dropout = 0.0
 
 
 def save_prompt(path: Path | str, vectors: torch.Tensor, meta: dict[str, Any]) -> None:

@@ -14,6 +14,7 @@ from typing import Any
 
 import yaml
 
+from softeval.answers import same_answer
 from softeval.io import check_slug
 from softeval.schema import InputError, validate
 from softeval.world import RELATIONS
@@ -87,23 +88,14 @@ class Task:
         if self.closed:
             return response.strip() == self.option_responses(example)[example["label"]]
         extracted = self.extract(response)
-        return extracted is not None and normalize(extracted, self.answer_type) == normalize(
-            str(example["answer"]), self.answer_type
+        return extracted is not None and any(
+            same_answer(extracted, gold, self.answer_type) for gold in gold_answers(example)
         )
 
 
-def normalize(text: str, answer_type: str) -> str:
-    """Compare answers modulo case, whitespace, punctuation and number formatting."""
-    text = text.strip()
-    if answer_type == "number":
-        cleaned = text.replace(",", "").rstrip(".")
-        try:
-            value = float(cleaned)
-        except ValueError:
-            return cleaned.lower()
-        return str(int(value)) if value.is_integer() else repr(value)
-    text = re.sub(r"[^\w\s]", " ", text.lower())
-    return " ".join(text.split())
+def gold_answers(example: dict[str, Any]) -> list[str]:
+    """The gold answer and its accepted aliases (TriviaQA aliases, every NQ answer)."""
+    return [str(example["answer"]), *(str(a) for a in example.get("aliases") or [])]
 
 
 def load_task(task_dir: Path | str, name: str) -> Task:
@@ -130,19 +122,15 @@ def _build(data: dict[str, Any], path: Path) -> Task:
     if data["name"] != path.stem:
         raise fail("name", f"is {data['name']!r} but the file is {path.name}; make them equal")
     dataset = data["dataset"]
-    named = {"dataset.relation": dataset["relation"]}
-    if "exposure" in dataset:
-        named["dataset.exposure.relation"] = dataset["exposure"]["relation"]
-    for key, relation in named.items():
-        if relation not in RELATIONS:
-            raise fail(key, f"names unknown relation {relation!r}; use one of {', '.join(RELATIONS)}")
     closed = data["kind"] == "closed"
+    if dataset["source"] == "world":
+        _check_world_dataset(dataset, closed, fail)
+    else:
+        _check_hub_fields(dataset["fields"], closed, fail)
     query = data["prompt"]["query"]
     if "{question}" not in query:
         raise fail("prompt.query", "must contain {question}")
     if closed:
-        if "n_options" not in dataset:
-            raise fail("dataset.n_options", "is missing; closed tasks need the number of options")
         if "{options}" not in query:
             raise fail("prompt.query", "must contain {options} for a closed task")
         pattern = None
@@ -172,6 +160,25 @@ def _build(data: dict[str, Any], path: Path) -> Task:
         extract_pattern=extract,
         answer_type=data["answer"]["type"],
     )
+
+
+def _check_world_dataset(dataset: dict[str, Any], closed: bool, fail: Any) -> None:
+    named = {"dataset.relation": dataset["relation"]}
+    if "exposure" in dataset:
+        named["dataset.exposure.relation"] = dataset["exposure"]["relation"]
+    for key, relation in named.items():
+        if relation not in RELATIONS:
+            raise fail(key, f"names unknown relation {relation!r}; use one of {', '.join(RELATIONS)}")
+    if closed and "n_options" not in dataset:
+        raise fail("dataset.n_options", "is missing; closed tasks need the number of options")
+
+
+def _check_hub_fields(fields: dict[str, Any], closed: bool, fail: Any) -> None:
+    needed = ("options", "label") if closed else ("answer",)
+    for name in needed:
+        if name not in fields:
+            kind = "closed" if closed else "open"
+            raise fail(f"dataset.fields.{name}", f"is missing; {kind} tasks read it from the dataset")
 
 
 def _compile(pattern: str, key: str, fail: Any) -> re.Pattern[str]:

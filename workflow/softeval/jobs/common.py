@@ -2,57 +2,22 @@
 
 from __future__ import annotations
 
-import hashlib
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-import torch
 from tqdm import tqdm
 
 from softeval.chunks import write_in_chunks
 from softeval.data import load_split
 from softeval.io import atomic_write_json
-from softeval.methods import MethodPrompts, build_prompts, few_shot_examples
+from softeval.methods import ChatWrap, MethodPrompts, build_prompts, few_shot_examples
+from softeval.models import ModelOptions, load_model, model_identity
 from softeval.provenance import provenance
-from softeval.schema import InputError
 from softeval.softprompt import load_prompt
 from softeval.tasks import Task
-
-HASHED_WEIGHTS_LIMIT = 200 * 2**20  # hash weights up to 200 MiB; above, trust the hub revision
-
-
-def load_model(model_dir: Path | str, threads: int, trust_remote_code: bool = False) -> tuple[Any, Any]:
-    """A frozen causal LM in eval mode and its tokenizer, from a Hugging Face directory."""
-    from transformers import AutoModelForCausalLM, AutoTokenizer
-
-    torch.set_num_threads(threads)
-    path = Path(model_dir)
-    if not (path / "config.json").is_file():
-        raise InputError(f"{path}: not a model directory (no config.json); build or download the model first")
-    tokenizer = AutoTokenizer.from_pretrained(path, trust_remote_code=trust_remote_code)
-    if tokenizer.pad_token_id is None:
-        tokenizer.pad_token = tokenizer.eos_token  # padding is always masked out
-    model = AutoModelForCausalLM.from_pretrained(path, trust_remote_code=trust_remote_code)
-    model.eval()
-    for parameter in model.parameters():
-        parameter.requires_grad_(False)
-    return model, tokenizer
-
-
-def model_identity(model_dir: Path | str, model: Any) -> dict[str, Any]:
-    """Model id and revision for provenance: the weights' hash for small local models."""
-    path = Path(model_dir)
-    weights = sorted(path.glob("*.safetensors"))
-    revision = getattr(model.config, "_commit_hash", None)
-    if weights and sum(w.stat().st_size for w in weights) <= HASHED_WEIGHTS_LIMIT:
-        digest = hashlib.sha256()
-        for w in weights:
-            digest.update(w.read_bytes())
-        revision = f"sha256:{digest.hexdigest()[:16]}"
-    return {"model": str(path), "revision": revision}
 
 
 @dataclass(frozen=True)
@@ -64,12 +29,20 @@ class Unit:
     prompts: MethodPrompts
 
 
-def method_unit(task: Task, data_dir: Path | str, method: str, few_shot_k: int, seed: int) -> Unit:
+def method_unit(
+    task: Task, data_dir: Path | str, method: str, few_shot_k: int, seed: int, chat: ChatWrap | None = None
+) -> Unit:
     test = [dict(row) for row in load_split(data_dir, "test")]
     shots = []
     if method == "few_shot":
-        shots = few_shot_examples([dict(row) for row in load_split(data_dir, "train")], few_shot_k, seed, task)
-    return Unit(task, test, build_prompts(task, method, test, shots))
+        shots = few_shot_examples([dict(row) for row in load_split(data_dir, "few_shot")], few_shot_k, seed, task)
+    return Unit(task, test, build_prompts(task, method, test, shots, chat))
+
+
+def load_job_model(ref: str, options: ModelOptions, threads: int) -> tuple[Any, Any, ChatWrap | None]:
+    """The frozen model, its tokenizer, and its chat template when the model entry asks for it."""
+    model, tokenizer = load_model(ref, threads, options)
+    return model, tokenizer, ChatWrap.from_tokenizer(tokenizer) if options.chat_template else None
 
 
 def meta_path(out: Path | str) -> Path:
@@ -84,7 +57,8 @@ RowMaker = Callable[[Any, Any, Unit, list[tuple[dict[str, Any], str]], Any, "int
 def write_method_outputs(
     *,
     job: str,
-    model_dir: Path,
+    model: str,
+    model_options: ModelOptions | None = None,
     task: Task,
     data_dir: Path,
     method: str,
@@ -98,9 +72,10 @@ def write_method_outputs(
 
     make_rows(model, tokenizer, unit, [(example, prompt)], vectors, step) gives a chunk's rows.
     """
-    model, tokenizer = load_model(model_dir, threads)
-    unit = method_unit(task, data_dir, method, settings["few_shot_k"], settings["seed"])
-    identity = model_identity(model_dir, model)
+    ref, model_options = model, model_options or ModelOptions()
+    model, tokenizer, chat = load_job_model(ref, model_options, threads)
+    unit = method_unit(task, data_dir, method, settings["few_shot_k"], settings["seed"], chat)
+    identity = model_identity(ref, model, model_options)
     items = list(zip(unit.test, unit.prompts.prompts, strict=True))
     for step, out in outs.items():
         vectors, prompt_meta = load_prompt(prompt_files[step]) if step is not None else (None, {})

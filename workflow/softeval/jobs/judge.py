@@ -38,8 +38,8 @@ def make_judge(spec: dict[str, Any] | str, threads: int = 1) -> Judge:
         raise InputError(f"judge {name!r} needs evaluation.judge.{missing[0]}")
     prompts, cache = JudgePrompts.load(spec["prompts"]), VerdictCache(spec["cache"])
     if name == "hf":
-        from softeval.jobs.common import load_model
         from softeval.llm_judge import HFJudge
+        from softeval.models import load_model
 
         model, tokenizer = load_model(spec["model"], threads)
         backend = HFJudge(model, tokenizer, spec["model"], prompts, cache, spec.get("batch_size", 16))

@@ -20,7 +20,9 @@ def run_loglik(*, settings: dict[str, Any], task: Any, **job: Any) -> None:
     def rows(model: Any, tokenizer: Any, unit: Unit, chunk: list, vectors: Any, step: int | None) -> list:
         examples = [example for example, _ in chunk]
         prompts = [prompt for _, prompt in chunk]
-        scores = score_options(model, tokenizer, task, prompts, examples, vectors, settings["batch_size"])
+        scores = score_options(
+            model, tokenizer, task, prompts, examples, vectors, settings["batch_size"], unit.prompts.chat
+        )
         return [
             {
                 "id": example["id"],

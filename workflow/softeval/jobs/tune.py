@@ -9,7 +9,9 @@ from typing import Any
 
 from softeval.data import load_split
 from softeval.io import atomic_write_json, atomic_write_text
-from softeval.jobs.common import load_model, model_identity
+from softeval.jobs.common import load_job_model
+from softeval.methods import build_prompts, response_target
+from softeval.models import ModelOptions, model_identity
 from softeval.provenance import provenance
 from softeval.softprompt import TuneConfig, export_peft, lr_factor, save_prompt, tune
 from softeval.tasks import Task
@@ -20,14 +22,28 @@ def snapshot_name(step: int) -> str:
 
 
 def run_tune(
-    *, model_dir: Path, task: Task, data_dir: Path, config: TuneConfig, threads: int, out_dir: Path
+    *,
+    model: str,
+    task: Task,
+    data_dir: Path,
+    config: TuneConfig,
+    threads: int,
+    out_dir: Path,
+    model_options: ModelOptions | None = None,
 ) -> dict[str, Any]:
-    """Write prompt.safetensors, step<N>.safetensors, curve.csv, meta.json and peft/ to out_dir."""
+    """Write prompt.safetensors, step<N>.safetensors, curve.csv, meta.json and peft/ to out_dir.
+
+    The soft prompt learns from the same prompts the soft_prompt method is evaluated with (the
+    zero-shot text, inside the chat template when the model entry asks for it).
+    """
     start = time.perf_counter()
-    model, tokenizer = load_model(model_dir, threads)
+    options = model_options or ModelOptions()
+    ref = model
+    model, tokenizer, chat = load_job_model(ref, options, threads)
     train = [dict(row) for row in load_split(data_dir, "train")]
-    pairs = [(task.prompt(example), task.target(example)) for example in train]
-    identity = model_identity(model_dir, model)
+    prompts = build_prompts(task, "zero_shot", train, chat=chat).prompts
+    pairs = [(prompt, response_target(task.target(ex), chat)) for prompt, ex in zip(prompts, train, strict=True)]
+    identity = model_identity(ref, model, options)
     record = provenance(
         {"tune": dataclasses.asdict(config), "task": task.name, "task_version": task.version},
         seed=config.seed,
@@ -51,7 +67,7 @@ def run_tune(
         "snapshots": sorted(result.snapshots),
     }
     save_prompt(out_dir / "prompt.safetensors", result.vectors, {**record, "step": config.steps})
-    export_peft(out_dir / "peft", result.vectors, model, str(model_dir))
+    export_peft(out_dir / "peft", result.vectors, model, ref)
     curve = "".join(
         f"{step},{loss:.6f},{config.lr * lr_factor(step, config):.6g}\n" for step, loss in enumerate(result.losses)
     )

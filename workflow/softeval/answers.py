@@ -1,0 +1,174 @@
+"""Answer comparison: when are two answers the same, and does a response state one?
+
+Answer types (a task file's `answer.type`):
+  number  integers and decimals modulo "1,000" / "1000.0" / trailing dots (GSM8K);
+  text    case, whitespace and punctuation ignored (the embedded world's phrases);
+  span    `text` plus articles ignored, SQuAD style (TriviaQA, Natural Questions);
+  math    LaTeX-aware: \\dfrac = \\frac, \\left/\\right, spacing, units, degrees, "x =",
+          and numeric equality of fractions and decimals (MATH);
+  choice  lettered options (closed tasks compare option texts as `text`).
+"""
+
+from __future__ import annotations
+
+import re
+from fractions import Fraction
+
+NUMBER = re.compile(r"-?\d[\d,]*(?:\.\d+)?")
+ARTICLES = re.compile(r"\b(a|an|the)\b")
+BOXED_COMMANDS = ("\\boxed", "\\fbox")
+
+
+def normalize(text: str, answer_type: str) -> str:
+    """The canonical form two answers of this type are compared in."""
+    text = text.strip()
+    if answer_type == "number":
+        return _normalize_number(text)
+    if answer_type == "math":
+        return normalize_math(text)
+    text = re.sub(r"[^\w\s]", " ", text.lower())
+    if answer_type == "span":
+        text = ARTICLES.sub(" ", text)
+    return " ".join(text.split())
+
+
+def _normalize_number(text: str) -> str:
+    cleaned = text.replace(",", "").rstrip(".")
+    try:
+        value = float(cleaned)
+    except ValueError:
+        return cleaned.lower()
+    return str(int(value)) if value.is_integer() else repr(value)
+
+
+def same_answer(a: str, b: str, answer_type: str) -> bool:
+    """Are `a` and `b` the same answer? Math answers also compare by numeric value."""
+    if answer_type == "math":
+        left, right = normalize_math(a), normalize_math(b)
+        if left == right:
+            return bool(left)
+        x, y = math_value(left), math_value(right)
+        return x is not None and x == y
+    wanted = normalize(b, answer_type)
+    return bool(wanted) and normalize(a, answer_type) == wanted
+
+
+def mentions(response: str, gold: str, answer_type: str) -> bool:
+    """Does the response state `gold` anywhere, whatever its format?"""
+    if answer_type == "number":
+        wanted = normalize(gold, "number")
+        return any(normalize(found, "number") == wanted for found in NUMBER.findall(response))
+    if answer_type == "math":
+        return _mentions_math(response, gold)
+    wanted = normalize(gold, answer_type)
+    return bool(wanted) and f" {wanted} " in f" {normalize(response, answer_type)} "
+
+
+# ---- LaTeX ---------------------------------------------------------------------------
+
+
+def boxed_contents(text: str) -> list[str]:
+    """Contents of every \\boxed{...} / \\fbox{...} (balanced braces) and \\boxed 5, in order."""
+    found = []
+    for command in BOXED_COMMANDS:
+        start = 0
+        while (at := text.find(command, start)) >= 0:
+            start = at + len(command)
+            rest = text[start:]
+            if rest.startswith("{"):
+                inner = _balanced(rest)
+                if inner is not None:
+                    found.append((at, inner))
+            elif rest.startswith(" ") and rest.strip():
+                found.append((at, rest.split()[0].rstrip("$.")))
+    return [inner for _, inner in sorted(found)]
+
+
+def last_boxed(text: str) -> str | None:
+    """The content of the last \\boxed{} in a worked solution: MATH's gold answer."""
+    contents = boxed_contents(text)
+    return contents[-1] if contents else None
+
+
+def _balanced(text: str) -> str | None:
+    """The content of the brace group `text` starts with, or None if it never closes."""
+    depth = 0
+    for i, char in enumerate(text):
+        depth += {"{": 1, "}": -1}.get(char, 0)
+        if depth == 0:
+            return text[1:i]
+    return None
+
+
+UNIT_WORDS = (
+    "degrees|degree|units|unit|cm|centimeters|meters|metres|m|km|inches|inch|feet|foot|ft|"
+    "miles|mile|hours|hour|minutes|minute|seconds|second|sq|square|cents|cent|dollars|dollar|"
+    "mph|pounds|pound|grams|gram|kg|liters|litres|ml|days|day|years|year|people|ways|students"
+)
+_TEXT_UNIT = re.compile(r"\\(?:text|textbf|mbox|mathrm)\{\s*(?:" + UNIT_WORDS + r")(?:\^?\{?\d\}?)?\s*\}")
+_TEXT = re.compile(r"\\(?:text|textbf|mbox|mathrm)\{([^{}]*)\}")
+_FRAC_SHORT = re.compile(r"\\frac(\d)(\d)")
+_FRAC_HALF = re.compile(r"\\frac\{([^{}]+)\}(\d)")
+_SQRT_SHORT = re.compile(r"\\sqrt(\w)")
+_SIMPLE_SLASH = re.compile(r"^(-?\d+)/(\d+)$")
+_LEADING_VARIABLE = re.compile(r"^[a-zA-Z]\w*(?:\([^()]*\))?=(?!=)")
+
+
+def normalize_math(text: str) -> str:
+    """A canonical LaTeX string: the Hendrycks/Minerva normalisations, written for softeval."""
+    s = text.strip()
+    boxed = last_boxed(s)
+    if boxed is not None:
+        s = boxed
+    s = s.replace("\n", "").strip().strip("$").strip()
+    s = s.rstrip(".").strip()
+    s = re.sub(r"\\(?:left|right)(?=[^a-zA-Z])", "", s)
+    s = re.sub(r"\\[,;:! ]|\\q?quad", "", s)
+    s = s.replace("\\dfrac", "\\frac").replace("\\tfrac", "\\frac")
+    s = s.replace("^\\circ", "").replace("^{\\circ}", "").replace("°", "")
+    s = s.replace("\\%", "").replace("%", "").replace("\\$", "").replace("$", "")
+    s = _TEXT_UNIT.sub("", s)
+    s = _TEXT.sub(r"\1", s)
+    s = re.sub(r"\s+(?:" + UNIT_WORDS + r")(?:\^?\d)?$", "", s)
+    s = s.replace(" ", "")
+    s = _LEADING_VARIABLE.sub("", s)
+    s = _FRAC_SHORT.sub(r"\\frac{\1}{\2}", s)
+    s = _FRAC_HALF.sub(r"\\frac{\1}{\2}", s)
+    s = _SQRT_SHORT.sub(r"\\sqrt{\1}", s)
+    if _SIMPLE_SLASH.match(s):
+        s = _SIMPLE_SLASH.sub(r"\\frac{\1}{\2}", s)
+    if re.fullmatch(r"-?\d{1,3}(?:,\d{3})+(?:\.\d+)?", s):
+        s = s.replace(",", "")
+    if s.startswith("."):
+        s = "0" + s
+    if re.fullmatch(r"-?\d+\.\d*", s):
+        s = s.rstrip("0").rstrip(".")
+    return s
+
+
+_FRAC_VALUE = re.compile(r"^(-?)\\frac\{(-?\d+)\}\{(-?\d+)\}$")
+
+
+def math_value(normalized: str) -> Fraction | None:
+    """The exact value of a normalised answer that is a plain number or fraction."""
+    try:
+        if re.fullmatch(r"-?\d+(?:\.\d+)?", normalized):
+            return Fraction(normalized)
+        match = _FRAC_VALUE.match(normalized)
+        if match and int(match.group(3)) != 0:
+            value = Fraction(int(match.group(2)), int(match.group(3)))
+            return -value if match.group(1) else value
+    except (ValueError, ZeroDivisionError):
+        return None
+    return None
+
+
+def _mentions_math(response: str, gold: str) -> bool:
+    """Any boxed expression, $...$ span, number or the whole response equals the gold."""
+    candidates = [*boxed_contents(response), *re.findall(r"\$([^$]+)\$", response), response]
+    candidates += NUMBER.findall(response)
+    if any(same_answer(c, gold, "math") for c in candidates):
+        return True
+    wanted = normalize_math(gold)
+    compact = normalize_math(response.replace("$", " "))
+    return len(wanted) > 1 and not re.fullmatch(r"-?\d+", wanted) and wanted in compact
