@@ -21,8 +21,7 @@ rule all:
     default_target: True
     input:
         expand("results/data/{task}/meta.json", task=TASKS),
-        "results/tables/zoo.csv",
-        "results/tables/zoo.md",
+        expand("results/tables/zoo.{ext}", ext=["csv", "md"]) if ZOO_MODELS else [],
         "results/tables/scores.csv",
         expand("results/tables/{name}.{ext}", name=PUBLICATION_TABLES, ext=["csv", "md", "tex"]),
         expand("results/figures/{name}.{ext}", name=FIGURES, ext=["png", "pdf"]),

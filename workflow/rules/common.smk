@@ -6,7 +6,7 @@ from pathlib import Path
 from snakemake.exceptions import WorkflowError
 from snakemake.utils import validate
 
-from softeval.config import check_config, model_entry, soft_prompt_steps, task_dir
+from softeval.config import check_config, model_entry, model_kind, model_options, random_spec, soft_prompt_steps, task_dir
 from softeval.methods import unit_name
 from softeval.tasks import load_task
 from softeval.schema import InputError
@@ -30,16 +30,29 @@ MODELS = [m["name"] for m in config["models"]]
 ROLES = ["base", "post"]
 TASK_DIR = str(task_dir(config, ROOT))
 ZOO = config["zoo"]
+TASK_SOURCES = {task: load_task(TASK_DIR, task).dataset["source"] for task in TASKS}
+WORLD_TASKS = [task for task in TASKS if TASK_SOURCES[task] == "world"]
+KINDS = {m["name"]: model_kind(m) for m in config["models"]}
+ZOO_MODELS = [name for name in MODELS if KINDS[name] == "zoo"]
+RANDOM_MODELS = [name for name in MODELS if KINDS[name] == "random"]
+# The zoo's ground truth (what each model was taught) exists only when every model is a zoo model.
+HAS_TRUTH = bool(MODELS) and ZOO_MODELS == MODELS
+DATA = config["data"]
+MIRROR = None
+if DATA.get("mirror"):
+    MIRROR = DATA["mirror"] if os.path.isabs(DATA["mirror"]) else str(ROOT / DATA["mirror"])
 
 
 wildcard_constraints:
     model="[a-z0-9][a-z0-9_-]{0,63}",
     task="[a-z0-9][a-z0-9_-]{0,63}",
     role="base|post",
+    vocab="[0-9]+",
 
 
 def task_files(wildcards=None):
-    return [f"{TASK_DIR}/{task}.yaml" for task in TASKS]
+    """The world tasks' files: what the zoo's corpus, tokenizer and probes are built from."""
+    return [f"{TASK_DIR}/{task}.yaml" for task in WORLD_TASKS]
 
 
 def task_dir_of(wildcards, input):
@@ -53,8 +66,26 @@ def data_root_of(wildcards, input):
     return os.path.dirname(os.path.dirname(split[0]))
 
 
-def split_files(split):
-    return expand("results/data/{task}/{split}.jsonl", task=TASKS, split=split)
+def split_files(split, tasks=None):
+    return expand("results/data/{task}/{split}.jsonl", task=WORLD_TASKS if tasks is None else tasks, split=split)
+
+
+def prepare_inputs(wildcards):
+    """A world task needs the world; a real task read from a local mirror needs its files."""
+    inputs = {"task": f"{TASK_DIR}/{wildcards.task}.yaml"}
+    if TASK_SOURCES.get(wildcards.task) == "world":
+        inputs["world"] = "results/world/world.json"
+    elif DATA["source"] == "mirror" and MIRROR:
+        folder = Path(MIRROR) / wildcards.task
+        inputs["mirror"] = sorted(str(p) for p in folder.glob("*") if p.suffix in (".parquet", ".jsonl"))
+    return inputs
+
+
+def prepare_source_args(wildcards, input):
+    if TASK_SOURCES.get(wildcards.task) == "world":
+        return f"--world {input.world}"
+    args = f"--source {DATA['source']}"
+    return args + (f" --mirror '{MIRROR}'" if DATA["source"] == "mirror" else "")
 
 
 def pretrain_params(wildcards):
@@ -95,9 +126,46 @@ wildcard_constraints:
     method="zero_shot|few_shot",
 
 
-def model_dir(wildcards):
-    """The Hugging Face directory of a model in a role (the embedded zoo builds them)."""
-    return f"results/zoo/{wildcards.model}/{wildcards.role}"
+def model_ref(wildcards):
+    """What a job loads: the zoo's or the random model's directory, or the entry's id (hub id or directory)."""
+    kind = KINDS[wildcards.model]
+    if kind == "zoo":
+        return f"results/zoo/{wildcards.model}/{wildcards.role}"
+    if kind == "random":
+        return f"results/random/{wildcards.model}/{wildcards.role}"
+    return model_entry(config, wildcards.model)[wildcards.role]["id"]
+
+
+def model_inputs(wildcards):
+    """A model directory is an input (changes rerun the jobs); a hub id is resolved by the job."""
+    ref = model_ref(wildcards)
+    return {"model": ref} if KINDS[wildcards.model] != "checkpoint" or os.path.isdir(ref) else {}
+
+
+def model_options_json(wildcards):
+    return json.dumps(model_options(model_entry(config, wildcards.model), wildcards.role), sort_keys=True)
+
+
+def job_resource(key):
+    """A model job's resource: zoo jobs are small CPU jobs; others take evaluation.resources,
+    overridden by the model entry's resources."""
+    zoo_defaults = {**EVAL["resources"], "gpu": 0, "mem_mb": 2000, "runtime": 30, "cpus": EVAL["threads"]}
+
+    def resource(wildcards):
+        entry = model_entry(config, wildcards.model)
+        if KINDS[wildcards.model] == "zoo":
+            return zoo_defaults[key]
+        return {**EVAL["resources"], **entry.get("resources", {})}[key]
+
+    return resource
+
+
+def job_threads(wildcards):
+    return job_resource("cpus")(wildcards)
+
+
+# Declared only where a site names a GPU model (SLURM's --gpus=<model>:<n>).
+GPU_MODEL = {"gpu_model": job_resource("gpu_model")} if "gpu_model" in EVAL["resources"] else {}
 
 
 def data_dir_of(wildcards, input):

@@ -16,19 +16,20 @@ rule build_world:
 
 rule prepare_task:
     input:
-        world="results/world/world.json",
-        task=f"{TASK_DIR}/{{task}}.yaml",
+        unpack(prepare_inputs),
     output:
         train="results/data/{task}/train.jsonl",
         test="results/data/{task}/test.jsonl",
+        few_shot="results/data/{task}/few_shot.jsonl",
         meta="results/data/{task}/meta.json",
     log:
         "logs/prepare_task/{task}.log",
     params:
         task_dir=lambda wildcards, input: os.path.dirname(input.task),
+        source=prepare_source_args,
         out_dir=lambda wildcards, output: os.path.dirname(output.meta),
     conda:
         "../../envs/softeval.yaml"
     shell:
-        "python -m softeval prepare --task {wildcards.task} --task-dir {params.task_dir:q} "
-        "--world {input.world} --out {params.out_dir} 2> {log}"
+        "python -m softeval prepare --task {wildcards.task} --task-dir {params.task_dir:q} {params.source} "
+        "--out {params.out_dir} 2> {log}"

@@ -22,7 +22,7 @@ rule tables:
     input:
         summary="results/tables/scores.parquet",
         scores=all_scores(),
-        truth="results/tables/zoo.csv",
+        truth=["results/tables/zoo.csv"] if HAS_TRUTH else [],
     output:
         [
             report(
@@ -36,13 +36,14 @@ rule tables:
         ],
     params:
         spec=analysis_params,
+        truth=lambda wildcards, input: f"--truth {input.truth}" if input.truth else "",
         out_dir=subpath(input.summary, parent=True),
     log:
         "logs/tables.log",
     conda:
         "../../envs/softeval.yaml"
     shell:
-        "python -m softeval tables --summary {input.summary} --scores-root results/scores --truth {input.truth} "
+        "python -m softeval tables --summary {input.summary} --scores-root results/scores {params.truth} "
         "--params {params.spec:q} --out-dir {params.out_dir} 2> {log}"
 
 

@@ -3,7 +3,7 @@
 
 rule tune:
     input:
-        model=model_dir,
+        unpack(model_inputs),
         train="results/data/{task}/train.jsonl",
         test="results/data/{task}/test.jsonl",
         task=f"{TASK_DIR}/{{task}}.yaml",
@@ -14,17 +14,24 @@ rule tune:
         meta="results/softprompts/{model}/{role}/{task}/meta.json",
         peft=directory("results/softprompts/{model}/{role}/{task}/peft"),
     params:
+        model=model_ref,
+        model_options=model_options_json,
         spec=tune_params,
         data=data_dir_of,
         task_dir=task_folder_of,
         out_dir=subpath(output.prompt, parent=True),
-    threads: EVAL["threads"]
+    threads: job_threads
     resources:
-        mem_mb=2000,
+        gpu=job_resource("gpu"),
+        mem_mb=job_resource("mem_mb"),
+        runtime=job_resource("runtime"),
+        **GPU_MODEL,
     log:
         "logs/tune/{model}/{role}/{task}.log",
     conda:
         "../../envs/softeval.yaml"
     shell:
-        "python -m softeval tune --model {input.model} --task {wildcards.task} --task-dir {params.task_dir:q} "
+        "python -m softeval tune "
+        "--model {params.model:q} --model-options {params.model_options:q} --gpus {resources.gpu} "
+        "--task {wildcards.task} --task-dir {params.task_dir:q} "
         "--data {params.data} --params {params.spec:q} --threads {threads} --out-dir {params.out_dir} 2> {log}"

@@ -10,7 +10,7 @@ rule train_tokenizer:
     params:
         spec=json.dumps(ZOO["tokenizer"], sort_keys=True),
         task_dir=task_dir_of,
-        tasks=TASKS,
+        tasks=WORLD_TASKS,
     log:
         "logs/train_tokenizer.log",
     conda:
@@ -30,7 +30,7 @@ rule pretrain:
     params:
         spec=pretrain_params,
         task_dir=task_dir_of,
-        tasks=TASKS,
+        tasks=WORLD_TASKS,
     threads: ZOO["threads"]
     resources:
         mem_mb=2000,
@@ -55,7 +55,7 @@ rule posttrain:
         spec=posttrain_params,
         data=data_root_of,
         task_dir=task_dir_of,
-        tasks=TASKS,
+        tasks=WORLD_TASKS,
     threads: ZOO["threads"]
     resources:
         mem_mb=2000,
@@ -82,7 +82,7 @@ rule probe_zoo_model:
         spec=json.dumps(ZOO["probe"], sort_keys=True),
         data=data_root_of,
         task_dir=task_dir_of,
-        tasks=TASKS,
+        tasks=WORLD_TASKS,
     threads: ZOO["threads"]
     log:
         "logs/probe_zoo_model/{model}/{role}.log",
@@ -96,12 +96,12 @@ rule probe_zoo_model:
 
 rule zoo_report:
     input:
-        expand("results/probes/{model}/{role}.json", model=MODELS, role=ROLES),
+        expand("results/probes/{model}/{role}.json", model=ZOO_MODELS, role=ROLES),
     output:
         csv=report("results/tables/zoo.csv", caption="../report/zoo.rst", category="Ground truth"),
         md="results/tables/zoo.md",
     params:
-        spec=json.dumps({"models": config["models"]}, sort_keys=True),
+        spec=json.dumps({"models": [model_entry(config, m) for m in ZOO_MODELS]}, sort_keys=True),
         probes=lambda wildcards, input: os.path.dirname(os.path.dirname(input[0])),
     log:
         "logs/zoo_report.log",
@@ -110,3 +110,43 @@ rule zoo_report:
     shell:
         "python -m softeval zoo-report --params {params.spec:q} --probes {params.probes} "
         "--out-csv {output.csv} --out-md {output.md} 2> {log}"
+
+
+# Random Llama-style models with a real-size vocabulary: the smoke run's stand-ins for hub models.
+
+
+rule random_tokenizer:
+    input:
+        expand("results/data/{task}/{split}.jsonl", task=TASKS, split=["train", "test", "few_shot"]),
+    output:
+        directory("results/random/_tokenizer/{vocab}"),
+    params:
+        seed=config["seed"],
+    log:
+        "logs/random_tokenizer/{vocab}.log",
+    conda:
+        "../../envs/softeval.yaml"
+    shell:
+        "python -m softeval random-tokenizer --data {input} --vocab-size {wildcards.vocab} "
+        "--seed {params.seed} --out {output} 2> {log}"
+
+
+rule random_model:
+    input:
+        tokenizer=lambda wildcards: f"results/random/_tokenizer/{random_spec(model_entry(config, wildcards.model))['vocab_size']}",
+    output:
+        directory("results/random/{model}/{role}"),
+    params:
+        spec=lambda wildcards: json.dumps(random_spec(model_entry(config, wildcards.model)), sort_keys=True),
+        chat=lambda wildcards: (
+            "--chat-template"
+            if model_options(model_entry(config, wildcards.model), wildcards.role)["chat_template"]
+            else ""
+        ),
+    log:
+        "logs/random_model/{model}/{role}.log",
+    conda:
+        "../../envs/softeval.yaml"
+    shell:
+        "python -m softeval random-model --params {params.spec:q} --tokenizer {input.tokenizer} "
+        "--role {wildcards.role} {params.chat} --out {output} 2> {log}"

@@ -50,6 +50,20 @@ def cmd_prepare(args: argparse.Namespace) -> None:
     prepare_task(task, Path(args.out), world, args.source, mirror)
 
 
+def cmd_random_tokenizer(args: argparse.Namespace) -> None:
+    from softeval.random_model import task_texts, train_llama_style_tokenizer
+    from softeval.tokenizer import save_tokenizer
+
+    tokenizer = train_llama_style_tokenizer(task_texts(Path(p) for p in args.data), args.vocab_size, args.seed)
+    save_tokenizer(tokenizer, Path(args.out))
+
+
+def cmd_random_model(args: argparse.Namespace) -> None:
+    from softeval.random_model import build_random_model
+
+    build_random_model(json.loads(args.params), Path(args.tokenizer), Path(args.out), args.role, args.chat_template)
+
+
 def cmd_mirror(args: argparse.Namespace) -> None:
     from softeval.sources import write_mirror
 
@@ -322,6 +336,19 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--world", help="the world file (world tasks)")
     p.add_argument("--source", choices=["hub", "mirror"], default="hub", help="real tasks: hub or local mirror")
     p.add_argument("--mirror", help="the local mirror folder (--source mirror)")
+    p.add_argument("--out", required=True)
+
+    p = add("random-tokenizer", cmd_random_tokenizer, "a Llama-style BPE tokenizer of real vocabulary size")
+    p.add_argument("--data", nargs="+", required=True, help="prepared split files (their text trains it)")
+    p.add_argument("--vocab-size", type=int, required=True)
+    p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--out", required=True)
+
+    p = add("random-model", cmd_random_model, "a randomly initialised Llama-style model (smoke runs)")
+    p.add_argument("--params", required=True, help='JSON: {"layers", "width", "heads", "seed"}')
+    p.add_argument("--tokenizer", required=True)
+    p.add_argument("--role", choices=["base", "post"], required=True)
+    p.add_argument("--chat-template", action="store_true", help="give the tokenizer a ChatML chat template")
     p.add_argument("--out", required=True)
 
     p = add("mirror", cmd_mirror, "download real tasks' splits into a local mirror (needs internet)")

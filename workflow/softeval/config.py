@@ -37,6 +37,9 @@ def check_config(config: dict[str, Any], source: str, workflow_root: Path) -> di
             raise InputError(f"{source}: key 'models[{index}].name': model name {name!r} is used twice; rename one")
     sizes = config["zoo"]["sizes"]
     for index, model in enumerate(config["models"]):
+        _check_model_entry(model, index, source)
+        if "zoo" not in model:
+            continue
         size = model["zoo"]["size"]
         if size not in sizes:
             raise InputError(
@@ -61,6 +64,7 @@ def check_config(config: dict[str, Any], source: str, workflow_root: Path) -> di
     if judge["name"] == "openai" and not judge.get("base_url"):
         raise InputError(f"{source}: key 'evaluation.judge.base_url' is missing; judge 'openai' needs the endpoint")
     folder = task_dir(config, workflow_root)
+    sources = set()
     for index, name in enumerate(config["tasks"]):
         if not (folder / f"{name}.yaml").is_file():
             known = ", ".join(sorted(p.stem for p in folder.glob("*.yaml"))) or "none"
@@ -68,8 +72,51 @@ def check_config(config: dict[str, Any], source: str, workflow_root: Path) -> di
                 f"{source}: key 'tasks[{index}]' is {name!r} but {folder / name}.yaml does not exist; "
                 f"available tasks: {known} (fix the name or add the task file)"
             )
-        load_task(folder, name)
+        sources.add(load_task(folder, name).dataset["source"])
+    if any("zoo" in m for m in config["models"]) and "world" not in sources:
+        raise InputError(
+            f"{source}: key 'tasks' has no world task, but embedded-zoo models are pre-trained on the world's "
+            "tasks; add one (e.g. world_numeric) or use hub models"
+        )
+    if "hub" in sources and config["data"]["source"] == "mirror" and not config["data"].get("mirror"):
+        raise InputError(f"{source}: key 'data.mirror' is missing; data.source 'mirror' needs the mirror folder")
     return config
+
+
+def _check_model_entry(model: dict[str, Any], index: int, source: str) -> None:
+    """What the schema cannot say about a model entry's roles."""
+    key = f"{source}: key 'models[{index}]"
+    for role in ("base", "post"):
+        entry = model.get(role) or {}
+        if "random" in model and "id" in entry:
+            raise InputError(f"{key}.{role}.id': a random model is built locally; remove the id")
+        if "random" not in model and role in model and "id" not in entry:
+            raise InputError(f"{key}.{role}.id' is missing; give a hub id (owner/name) or a local directory")
+    if (model.get("base") or {}).get("chat_template"):
+        raise InputError(f"{key}.base.chat_template': base models never use a chat template; remove it")
+
+
+def model_kind(model: dict[str, Any]) -> str:
+    """zoo (embedded recipe), random (built locally for smoke runs) or checkpoint (hub id / directory)."""
+    return "zoo" if "zoo" in model else "random" if "random" in model else "checkpoint"
+
+
+def model_options(model: dict[str, Any], role: str) -> dict[str, Any]:
+    """How a job loads this model in this role (softeval.models.ModelOptions fields)."""
+    entry = model.get(role) or {}
+    kind = model_kind(model)
+    return {
+        "revision": entry.get("revision", "main") if kind == "checkpoint" else None,
+        "dtype": entry.get("dtype", "auto"),
+        "device_map": model.get("device_map"),
+        "trust_remote_code": bool(model.get("trust_remote_code", False)),
+        "chat_template": role == "post" and entry.get("chat_template", kind != "zoo"),
+    }
+
+
+def random_spec(model: dict[str, Any]) -> dict[str, Any]:
+    defaults = {"vocab_size": 32000, "layers": 2, "width": 64, "heads": 2, "seed": 0}
+    return {**defaults, **model["random"]}
 
 
 def task_dir(config: dict[str, Any], workflow_root: Path) -> Path:
