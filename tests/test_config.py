@@ -81,7 +81,7 @@ def test_duplicate_model_name():
 
 def test_missing_task_file():
     message = check(lambda c: c["tasks"].append("gsm9k"))
-    assert "key 'tasks[4]' is 'gsm9k'" in message and "available tasks: world_boxed" in message
+    assert "key 'tasks[4]' is 'gsm9k'" in message and "available tasks: arc_challenge, commonsense_qa, gsm8k" in message
 
 
 def test_cli_check_config_prints_one_line(tmp_path):

@@ -5,8 +5,8 @@ import shutil
 import pytest
 import yaml
 
-from softeval.schema import InputError
 from softeval.answers import normalize
+from softeval.schema import InputError
 from softeval.tasks import load_task
 from tests.conftest import CHOICE, NUMERIC, TASK_DIR
 

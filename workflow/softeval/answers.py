@@ -14,7 +14,7 @@ from __future__ import annotations
 import re
 from fractions import Fraction
 
-NUMBER = re.compile(r"-?\d[\d,]*(?:\.\d+)?")
+NUMBER = re.compile(r"-?(?:\d[\d,]*(?:\.\d+)?|\.\d+)")
 ARTICLES = re.compile(r"\b(a|an|the)\b")
 BOXED_COMMANDS = ("\\boxed", "\\fbox")
 

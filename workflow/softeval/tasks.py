@@ -36,6 +36,7 @@ class Task:
     query_template: str
     target_template: str
     stop: tuple[str, ...]
+    max_new_tokens: int | None
     format_description: str
     format_pattern: re.Pattern[str] | None
     extract_pattern: re.Pattern[str]
@@ -155,6 +156,7 @@ def _build(data: dict[str, Any], path: Path) -> Task:
         query_template=query,
         target_template=data["prompt"]["target"],
         stop=tuple(data["prompt"].get("stop", ["\n"])),
+        max_new_tokens=data["prompt"].get("max_new_tokens"),
         format_description=data["format"]["description"],
         format_pattern=pattern,
         extract_pattern=extract,

@@ -21,7 +21,7 @@ def run_generate(*, settings: dict[str, Any], **job: Any) -> None:
             [prompt for _, prompt in chunk],
             vectors=vectors,
             stops=unit.task.stop,
-            max_new_tokens=settings["max_new_tokens"],
+            max_new_tokens=unit.task.max_new_tokens or settings["max_new_tokens"],
             batch_size=settings["batch_size"],
             shared_prefix=unit.prompts.shared_prefix,
         )
