@@ -113,6 +113,9 @@ EVAL = config["evaluation"]
 if not os.path.isabs(EVAL["judge"]["prompts"]):
     EVAL["judge"]["prompts"] = str(ROOT / EVAL["judge"]["prompts"])
 VALIDATION_SET = str(ROOT / "config" / "judges" / "validation.jsonl")
+# The hand-labelled set's tasks: the judge is validated on them whatever tasks are evaluated.
+VALIDATION_TASKS = sorted({json.loads(line)["task"] for line in open(VALIDATION_SET) if line.strip()})
+VALIDATION_TASK_FILES = [str(ROOT / "config" / "tasks" / f"{task}.yaml") for task in VALIDATION_TASKS]
 STEPS = soft_prompt_steps(config)
 METHODS = list(EVAL["methods"])
 CLOSED_TASKS = [task for task in TASKS if load_task(TASK_DIR, task).closed]

@@ -94,7 +94,7 @@ rule judge_validation:
     input:
         unpack(judge_model_inputs),
         validation=VALIDATION_SET,
-        tasks=task_files(),
+        tasks=VALIDATION_TASK_FILES,
     output:
         report("results/tables/judge_validation.md", caption="../report/judge_validation.rst", category="Tables"),
         "results/tables/judge_validation.csv",

@@ -46,6 +46,7 @@ class OpenAIJudge:
         timeout: float = 60.0,
         max_retries: int = 5,
         reply_retries: int = 3,
+        extra_body: dict[str, Any] | None = None,
     ) -> None:
         from openai import OpenAI
 
@@ -58,6 +59,7 @@ class OpenAIJudge:
         self.client = OpenAI(base_url=base_url, api_key=key or "unused", timeout=timeout, max_retries=max_retries)
         self.base_url, self.model_id, self.prompts, self.cache = base_url, model, prompts, cache
         self.concurrency, self.reply_retries = concurrency, reply_retries
+        self.extra_body = extra_body or None  # server-specific request fields, e.g. vLLM's chat_template_kwargs
         self.name = f"openai:{model}"
         self.asked = 0
 
@@ -101,6 +103,7 @@ class OpenAIJudge:
                     temperature=0,
                     logprobs=True,
                     top_logprobs=5,
+                    extra_body=self.extra_body,
                 )
                 return self._read(reply, kind)
             except (NotAVerdict, json.JSONDecodeError, APIResponseValidationError) as err:  # garbage: ask again

@@ -67,13 +67,15 @@ def write_method_outputs(
     settings: dict[str, Any],
     threads: int,
     make_rows: RowMaker,
+    loader: Callable[[str, ModelOptions, int], tuple[Any, Any, ChatWrap | None]] = load_job_model,
 ) -> None:
     """Load the model once, then write each output (one per soft-prompt step) in resumable chunks.
 
-    make_rows(model, tokenizer, unit, [(example, prompt)], vectors, step) gives a chunk's rows.
+    make_rows(model, tokenizer, unit, [(example, prompt)], vectors, step) gives a chunk's rows;
+    `loader` gives (model, tokenizer, chat template) — a vLLM engine for the vLLM backend.
     """
     ref, model_options = model, model_options or ModelOptions()
-    model, tokenizer, chat = load_job_model(ref, model_options, threads)
+    model, tokenizer, chat = loader(ref, model_options, threads)
     unit = method_unit(task, data_dir, method, settings["few_shot_k"], settings["seed"], chat)
     identity = model_identity(ref, model, model_options)
     items = list(zip(unit.test, unit.prompts.prompts, strict=True))

@@ -55,6 +55,7 @@ def make_judge(spec: dict[str, Any] | str, threads: int = 1) -> Judge:
             concurrency=spec.get("concurrency", 8),
             timeout=spec.get("timeout", 60.0),
             max_retries=spec.get("max_retries", 5),
+            extra_body=spec.get("extra_body"),
         )
     return CascadeJudge(backend, cascade=spec.get("cascade", True))
 

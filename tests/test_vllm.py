@@ -1,0 +1,28 @@
+"""The vLLM backend against the reference (softeval's own generator): identical greedy texts,
+with and without a soft prompt. Skipped where vLLM or a GPU is missing."""
+
+from __future__ import annotations
+
+import pytest
+import torch
+
+vllm = pytest.importorskip("vllm")
+if not torch.cuda.is_available():
+    pytest.skip("vLLM needs a GPU", allow_module_level=True)
+
+from softeval.generate import generate_greedy, stop_token_ids  # noqa: E402
+from softeval.models import ModelOptions, load_model  # noqa: E402
+from softeval.vllm_backend import VLLMModel  # noqa: E402
+from tests.conftest import NUMERIC  # noqa: E402
+
+
+def test_vllm_matches_the_reference_generator(tiny_model_dir, tasks):
+    task = tasks["world_numeric"]
+    prompts = [task.prompt({**NUMERIC, "question": f"In what year was X{i} founded?"}) for i in range(8)]
+    model, tokenizer = load_model(tiny_model_dir, 1, ModelOptions(dtype="float32"))
+    engine = VLLMModel(str(tiny_model_dir), ModelOptions(dtype="float32"), {"gpu_memory_utilization": 0.3})
+    vectors = model.get_input_embeddings().weight[:10].detach().float().cpu()
+    for soft in (None, vectors):
+        reference = generate_greedy(model, tokenizer, prompts, soft, task.stop, max_new_tokens=8)
+        ours = engine.generate(prompts, soft, task.stop, 8, stop_token_ids(model, tokenizer))
+        assert [g.text for g in ours] == [g.text for g in reference]
