@@ -348,3 +348,37 @@ def test_hub_failure_is_one_line_with_the_offline_fix(tmp_path, monkeypatch):
         InputError, match=r"openai/gsm8k .*cannot load from the hub \(ConnectionError: .*use a local mirror"
     ):
         prepare_task(load_task(TASK_DIR, "gsm8k"), tmp_path, source="hub")
+
+
+def test_softeval_mirror_writes_parquet_that_the_mirror_switch_reads(tmp_path, monkeypatch):
+    from softeval.sources import write_mirror
+
+    real_load_dataset = datasets.load_dataset
+    sha = "89abcdef0123456789abcdef0123456789abcdef"
+
+    def fake_hub(path, name=None, split=None, revision=None, **kwargs):
+        if path in ("json", "parquet"):  # the mirror reader
+            return real_load_dataset(path, name, split=split, **kwargs)
+        assert path == "cais/mmlu" and revision == "main"
+        role = {"validation": "train", "dev": "few_shot", "test": "test"}[split]
+        return real_load_dataset("json", data_files=str(FIXTURES / "mmlu" / f"{role}.jsonl"), split="train")
+
+    class FakeApi:
+        def dataset_info(self, path, revision=None):
+            return type("Info", (), {"sha": sha})()
+
+    monkeypatch.setattr(datasets, "load_dataset", fake_hub)
+    monkeypatch.setattr("huggingface_hub.HfApi", FakeApi)
+    task = load_task(TASK_DIR, "mmlu")
+    record = write_mirror(task, tmp_path / "mirror")
+    assert {role: info["rows"] for role, info in record.items()} == {"train": 4, "test": 10, "few_shot": 3}
+    assert sorted(p.name for p in (tmp_path / "mirror" / "mmlu").iterdir()) == [
+        "MIRROR.json",
+        "few_shot.parquet",
+        "test.parquet",
+        "train.parquet",
+    ]
+    prepare_task(task, tmp_path / "out", source="mirror", mirror=tmp_path / "mirror")
+    assert [ex["answer"] for ex in load_split(tmp_path / "out", "test")] == GOLDS["mmlu"]
+    data = json.loads((tmp_path / "out" / "meta.json").read_text())["provenance"]["params"]["data"]
+    assert data["test"]["commit"] == sha and data["test"]["file"].endswith("test.parquet")

@@ -97,7 +97,9 @@ def answer_logprobs(model: Any, vectors: torch.Tensor | None, batch: TokenBatch)
     else:
         inputs_embeds, mask, positions, labels = insert_soft_prompt(embeds, vectors, attention_mask, labels)
     assert labels is not None
-    hidden = model.base_model(inputs_embeds=inputs_embeds, attention_mask=mask, position_ids=positions)[0]
+    hidden = model.base_model(
+        inputs_embeds=inputs_embeds, attention_mask=mask, position_ids=positions, use_cache=False
+    )[0]
     targets = labels[:, 1:]
     keep = targets != IGNORE
     logits = model.get_output_embeddings()(hidden[:, :-1][keep]).float()
@@ -228,7 +230,11 @@ def enable_checkpointing(model: Any) -> None:
     Hugging Face checkpoints only in training mode; dropout modules stay in eval mode and
     attention dropout is zeroed, so the forward pass is the eval-mode one.
     """
-    model.gradient_checkpointing_enable(gradient_checkpointing_kwargs={"use_reentrant": False})
+    kwargs = {"use_reentrant": False}
+    if hasattr(model, "activation_checkpointing_enable"):  # transformers >= 5.x names it so
+        model.activation_checkpointing_enable(activation_checkpointing_kwargs=kwargs)
+    else:
+        model.gradient_checkpointing_enable(gradient_checkpointing_kwargs=kwargs)
     model.train()
     for module in model.modules():
         if isinstance(module, torch.nn.Dropout):
