@@ -96,3 +96,15 @@ def test_the_paper_config_plans_offline(tmp_path):
     assert "pretrain" not in jobs and "zoo_report" not in jobs
     assert "gpu=1, runtime=360, mem_mb=64000" in result.stdout
     assert "--model meta-llama/Llama-3.1-8B-Instruct" in result.stdout and '"chat_template": true' in result.stdout
+
+
+def test_the_slurm_profile_requests_gpus_through_the_executor(tmp_path):
+    pytest.importorskip("snakemake_executor_plugin_slurm")
+    profile = ROOT / "workflow" / "profiles" / "slurm"
+    result = snakemake(tmp_path, "-n", "--profile", str(profile), configfile=ROOT / "config" / "paper.yaml")
+    assert result.returncode == 0, result.stderr[-2000:]
+    tune = result.stdout.split("rule tune:")[1].split("rule ")[0]
+    assert "slurm_partition=gpu" in tune and "gpu=1" in tune and "mem_mb=64000" in tune and "runtime=360" in tune
+    assert "slurm_extra" not in result.stdout
+    prepare = result.stdout.split("rule prepare_task:")[1].split("rule ")[0]
+    assert "slurm_partition=cpu" in prepare and "gpu=" not in prepare
