@@ -15,10 +15,11 @@ from pathlib import Path
 from typing import Any
 
 import torch
-from tokenizers import Tokenizer, decoders, models, pre_tokenizers, processors, trainers
+from tokenizers import processors
 from transformers import LlamaConfig, LlamaForCausalLM, PreTrainedTokenizerFast
 
 from softeval.io import atomic_directory
+from softeval.tokenizer import byte_level_bpe
 
 BOS, EOS, TURN_START, TURN_END = "<s>", "</s>", "<|im_start|>", "<|im_end|>"
 CHATML = (
@@ -37,17 +38,7 @@ def filler_words(n: int, seed: int) -> Iterator[str]:
 
 def train_llama_style_tokenizer(texts: Iterable[str], vocab_size: int, seed: int = 0) -> PreTrainedTokenizerFast:
     """Byte-level BPE of `vocab_size` tokens trained on `texts` plus filler; adds BOS like Llama."""
-    core = Tokenizer(models.BPE())
-    core.pre_tokenizer = pre_tokenizers.Sequence(
-        [pre_tokenizers.Digits(individual_digits=True), pre_tokenizers.ByteLevel(add_prefix_space=False)]
-    )
-    core.decoder = decoders.ByteLevel()
-    trainer = trainers.BpeTrainer(
-        vocab_size=vocab_size,
-        special_tokens=[BOS, EOS, TURN_START, TURN_END],
-        initial_alphabet=pre_tokenizers.ByteLevel.alphabet(),
-        show_progress=False,
-    )
+    core, trainer = byte_level_bpe(vocab_size, [BOS, EOS, TURN_START, TURN_END])
 
     def corpus() -> Iterator[str]:
         yield from texts

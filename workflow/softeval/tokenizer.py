@@ -20,20 +20,28 @@ EOS = "<|endoftext|>"
 IGNORE = -100  # label of tokens that carry no loss
 
 
-def train_tokenizer(texts: Iterable[str], vocab_size: int) -> PreTrainedTokenizerFast:
+def byte_level_bpe(vocab_size: int, special_tokens: list[str]) -> tuple[Tokenizer, trainers.BpeTrainer]:
+    """An untrained byte-level BPE tokenizer and its trainer.
+
+    Digits split one by one (as in Llama tokenizers): "29" is the same two tokens in
+    "into 29 provinces" and in "\\boxed{29}", so a known number can be written in any format.
+    """
     core = Tokenizer(models.BPE())
-    # Digits split one by one (as in Llama tokenizers): "29" is the same two tokens in
-    # "into 29 provinces" and in "\\boxed{29}", so a known number can be written in any format.
     core.pre_tokenizer = pre_tokenizers.Sequence(
         [pre_tokenizers.Digits(individual_digits=True), pre_tokenizers.ByteLevel(add_prefix_space=False)]
     )
     core.decoder = decoders.ByteLevel()
     trainer = trainers.BpeTrainer(
         vocab_size=vocab_size,
-        special_tokens=[EOS],
+        special_tokens=special_tokens,
         initial_alphabet=pre_tokenizers.ByteLevel.alphabet(),
         show_progress=False,
     )
+    return core, trainer
+
+
+def train_tokenizer(texts: Iterable[str], vocab_size: int) -> PreTrainedTokenizerFast:
+    core, trainer = byte_level_bpe(vocab_size, [EOS])
     core.train_from_iterator(texts, trainer=trainer)
     return PreTrainedTokenizerFast(
         tokenizer_object=core, eos_token=EOS, bos_token=EOS, pad_token=EOS, unk_token=None, model_max_length=512
