@@ -5,6 +5,8 @@ trained locally, chat templates for post-trained roles — through snakemake, of
 from __future__ import annotations
 
 import json
+import subprocess
+import sys
 
 import pandas as pd
 import pytest
@@ -79,6 +81,13 @@ def test_scores_tables_and_claims_cover_every_model_task_and_method(smoke_run):
     for task in CLOSED:
         verdicts = rows(smoke_run / "scores" / "rand-b" / "base" / task / "zero_shot.jsonl")
         assert all(isinstance(v["knowledge"], bool) and "knowledge_normalized" in v for v in verdicts)
+
+
+def test_review_shows_every_accepted_answer(smoke_run):
+    command = [sys.executable, "-m", "softeval", "review", "--results", str(smoke_run), "--model", "rand-a"]
+    command += ["--role", "post", "--task", "triviaqa", "--method", "zero_shot", "--limit", "1"]
+    shown = subprocess.run(command, capture_output=True, text=True, check=True).stdout
+    assert "gold     | 'Paris'" in shown and "aliases  | 'Paris, France', 'City of Light'" in shown
 
 
 def test_a_rerun_has_nothing_to_do(smoke_run):

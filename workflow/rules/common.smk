@@ -1,6 +1,7 @@
 # Shared set-up: validate the config (one-line errors), load tasks, input functions.
 import json
 import os
+import shlex
 from pathlib import Path
 
 from snakemake.exceptions import WorkflowError
@@ -34,7 +35,6 @@ TASK_SOURCES = {task: load_task(TASK_DIR, task).dataset["source"] for task in TA
 WORLD_TASKS = [task for task in TASKS if TASK_SOURCES[task] == "world"]
 KINDS = {m["name"]: model_kind(m) for m in config["models"]}
 ZOO_MODELS = [name for name in MODELS if KINDS[name] == "zoo"]
-RANDOM_MODELS = [name for name in MODELS if KINDS[name] == "random"]
 # The zoo's ground truth (what each model was taught) exists only when every model is a zoo model.
 HAS_TRUTH = bool(MODELS) and ZOO_MODELS == MODELS
 DATA = config["data"]
@@ -66,8 +66,9 @@ def data_root_of(wildcards, input):
     return os.path.dirname(os.path.dirname(split[0]))
 
 
-def split_files(split, tasks=None):
-    return expand("results/data/{task}/{split}.jsonl", task=WORLD_TASKS if tasks is None else tasks, split=split)
+def split_files(split):
+    """A split of every world task (what the zoo post-trains and probes on)."""
+    return expand("results/data/{task}/{split}.jsonl", task=WORLD_TASKS, split=split)
 
 
 def prepare_inputs(wildcards):
@@ -85,7 +86,7 @@ def prepare_source_args(wildcards, input):
     if TASK_SOURCES.get(wildcards.task) == "world":
         return f"--world {input.world}"
     args = f"--source {DATA['source']}"
-    return args + (f" --mirror '{MIRROR}'" if DATA["source"] == "mirror" else "")
+    return args + (f" --mirror {shlex.quote(MIRROR)}" if DATA["source"] == "mirror" else "")
 
 
 def pretrain_params(wildcards):

@@ -69,6 +69,8 @@ def format_example(example: dict[str, Any]) -> str:
     lines += [f"prompt   | {line}" for line in (example.get("prompt") or "").splitlines()]
     lines.append(f"response | {example['response']!r}  (stopped: {example.get('stop_reason')})")
     lines.append(f"gold     | {example['gold']!r}")
+    if example.get("aliases"):
+        lines.append(f"aliases  | {', '.join(repr(a) for a in example['aliases'])}")
     options = example.get("options")
     if options:
         ranked = ", ".join(f"{options['options'][k]} ({options['logliks'][k]:.2f})" for k in options["ranking"])

@@ -102,6 +102,7 @@ def run_judge(
                 "format": verdict.format,
                 "strict": verdict.strict,
                 "gold": task.target(example).strip(),
+                "aliases": list(example.get("aliases") or []),
                 "response": row["response"],
                 "knowledge_from": "judge",
             }
