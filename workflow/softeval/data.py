@@ -17,7 +17,7 @@ from softeval.fields import to_example
 from softeval.io import atomic_write_json, atomic_write_jsonl
 from softeval.provenance import provenance
 from softeval.schema import InputError
-from softeval.sources import load_rows
+from softeval.sources import load_rows, roles
 from softeval.tasks import Task
 from softeval.world import Entity, World
 
@@ -77,17 +77,18 @@ def prepare_task(
             raise InputError(f"task {task.name}: a world task needs the world file (--world)")
         world = World.load(world_path)
         splits = {split: task_examples(task, world, split) for split in ("train", "test")}
-        splits["few_shot"] = splits["train"]
         origin: dict[str, Any] = {"world_seed": world.seed}
     else:
         splits, origin = {}, {}
-        for role in SPLITS:
+        for role in roles(task):
             rows, record = load_rows(task, role, source, mirror)
             where = record.get("file") or f"{record['path']}:{record['split']}"
             splits[role] = [to_example(task, dict(row), i, role, where) for i, row in enumerate(rows)]
             if not splits[role]:
                 raise InputError(f"{where}: the {role} split of task {task.name} is empty")
             origin[role] = record
+        origin.setdefault("few_shot", origin["train"])
+    splits.setdefault("few_shot", splits["train"])  # shots come from train unless the benchmark has its own
     for split, rows in splits.items():
         atomic_write_jsonl(out_dir / f"{split}.jsonl", rows)
     atomic_write_json(

@@ -87,8 +87,6 @@ def load_model(ref: Path | str, threads: int, options: ModelOptions | None = Non
             use_safetensors=True,
             **common,
         )
-    except InputError:
-        raise
     except (OSError, ValueError) as err:
         raise InputError(f"{ref}: cannot load the model ({str(err).splitlines()[0]})") from None
     if tokenizer.pad_token_id is None:

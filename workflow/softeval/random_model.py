@@ -8,7 +8,6 @@ without a download. Their answers are noise; only the plumbing is under test.
 
 from __future__ import annotations
 
-import json
 import random
 from collections.abc import Iterable, Iterator
 from pathlib import Path
@@ -18,7 +17,7 @@ import torch
 from tokenizers import processors
 from transformers import LlamaConfig, LlamaForCausalLM, PreTrainedTokenizerFast
 
-from softeval.io import atomic_directory
+from softeval.io import atomic_directory, read_jsonl
 from softeval.tokenizer import byte_level_bpe
 
 BOS, EOS, TURN_START, TURN_END = "<s>", "</s>", "<|im_start|>", "<|im_end|>"
@@ -63,8 +62,7 @@ def train_llama_style_tokenizer(texts: Iterable[str], vocab_size: int, seed: int
 def task_texts(data_files: Iterable[Path]) -> Iterator[str]:
     """Questions, answers and options of prepared task splits: the tokenizer's real text."""
     for path in data_files:
-        for line in Path(path).read_text(encoding="utf-8").splitlines():
-            row = json.loads(line)
+        for row in read_jsonl(path, "task split"):
             yield " ".join(str(v) for v in (row["question"], row["answer"], *(row.get("options") or [])))
 
 

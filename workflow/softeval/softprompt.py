@@ -203,14 +203,12 @@ def backward_with_backoff(
     """
     while True:
         try:
-            if micro.size >= len(chosen):
-                loss = answer_loss(
-                    model, vectors, encode_batch(tokenizer, [p for p, _ in chosen], [t for _, t in chosen])
-                )
-                loss.backward()
-                return loss.item()
             parts = [chosen[i : i + micro.size] for i in range(0, len(chosen), micro.size)]
             batches = [encode_batch(tokenizer, [p for p, _ in part], [t for _, t in part]) for part in parts]
+            if len(batches) == 1:
+                loss = answer_loss(model, vectors, batches[0])
+                loss.backward()
+                return loss.item()
             total = sum(int((b.labels[:, 1:] != IGNORE).sum()) for b in batches if b.labels is not None)
             value = 0.0
             for batch in batches:

@@ -19,16 +19,14 @@ from softeval.io import atomic_write_json, read_json
 from softeval.schema import InputError
 from softeval.tasks import Task
 
-ROLES = ("train", "test", "few_shot")
 MIRROR_FORMATS = (("parquet", "parquet"), ("jsonl", "json"))
 MIRROR_RECORD = "MIRROR.json"
 COMMIT = re.compile(r"^[0-9a-f]{40}$")
 
 
-def split_spec(task: Task, role: str) -> dict[str, Any]:
-    """Where a role's rows come from; few-shot examples come from train unless the task says."""
-    splits = task.dataset["splits"]
-    return splits.get(role) or splits["train"]
+def roles(task: Task) -> list[str]:
+    """The splits a task file names: train, test, and few_shot where the benchmark has its own."""
+    return [role for role in ("train", "test", "few_shot") if role in task.dataset["splits"]]
 
 
 def mirror_file(mirror: Path, task: Task, role: str) -> Path:
@@ -36,8 +34,6 @@ def mirror_file(mirror: Path, task: Task, role: str) -> Path:
         path = mirror / task.name / f"{role}.{suffix}"
         if path.is_file():
             return path
-    if role == "few_shot" and "few_shot" not in task.dataset["splits"]:
-        return mirror_file(mirror, task, "train")
     raise InputError(
         f"{mirror / task.name}: no {role}.parquet or {role}.jsonl in the local mirror for task {task.name!r}; "
         f"create it with `softeval mirror --task {task.name} --out {mirror}` on a machine with internet, "
@@ -47,7 +43,7 @@ def mirror_file(mirror: Path, task: Task, role: str) -> Path:
 
 def load_rows(task: Task, role: str, source: str, mirror: Path | None) -> tuple[datasets.Dataset, dict[str, Any]]:
     """The raw rows of one role, and where they came from (for provenance)."""
-    spec = split_spec(task, role)
+    spec = task.dataset["splits"][role]
     if source == "mirror":
         if mirror is None:
             raise InputError("config key 'data.mirror' is missing; data.source 'mirror' needs the mirror folder")
@@ -98,10 +94,8 @@ def write_mirror(task: Task, out: Path) -> dict[str, Any]:
     folder = Path(out) / task.name
     folder.mkdir(parents=True, exist_ok=True)
     record = {}
-    for role in ROLES:
-        if role == "few_shot" and "few_shot" not in task.dataset["splits"]:
-            continue
-        spec = split_spec(task, role)
+    for role in roles(task):
+        spec = task.dataset["splits"][role]
         rows = load_hub_split(spec)
         tmp = folder / f".{role}.parquet.tmp"
         rows.to_parquet(str(tmp))
@@ -117,8 +111,5 @@ def _mirror_record(folder: Path) -> dict[str, Any]:
 
 
 def _sha256(path: Path) -> str:
-    digest = hashlib.sha256()
     with path.open("rb") as handle:
-        for block in iter(lambda: handle.read(1 << 20), b""):
-            digest.update(block)
-    return digest.hexdigest()
+        return hashlib.file_digest(handle, "sha256").hexdigest()
