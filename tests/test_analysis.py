@@ -147,9 +147,18 @@ def test_table_figure_and_claim_jobs_write_every_file(results, tmp_path):
         params=params,
         out_dir=tmp_path,
     )
-    for name in ("swap_distance", "score_gap", "knowledge_format", "consensus"):
+    for name in ("swap_distance", "score_gap", "knowledge_format", "consensus", "unit_checks"):
         for ext in ("csv", "md", "tex"):
             assert (tmp_path / f"{name}.{ext}").stat().st_size > 0
+    checks = pd.read_csv(tmp_path / "unit_checks.csv").set_index(["task", "model"])
+    a, c = checks.loc[("t1", "a")], checks.loc[("t1", "c")]
+    # a: soft prompt 8/10 right, zero-shot 1/10 (the same first example): 7 examples only the soft prompt gets
+    assert (a["only_soft_prompt_vs_zero_shot"], a["only_zero_shot"]) == (7, 0)
+    assert a["p_vs_zero_shot"] == pytest.approx(2 * 0.5**7, abs=1e-4) and bool(a["strict_ok"])
+    assert (c["only_soft_prompt_vs_few_shot"], c["only_few_shot"], c["p_vs_few_shot"]) == (0, 2, 0.5)
+    assert not bool(c["strict_ok"]) and bool(c["format_ok"]) and pd.isna(c["knowledge_flat_ok"])  # open task
+    assert c["knowledge_change"] == pytest.approx(0.3 - 0.4)
+    assert "format >= 0.9 in 6 of 6 units" in (tmp_path / "unit_checks.md").read_text()
     tex = (tmp_path / "swap_distance.tex").read_text()
     assert r"\toprule" in tex and r"\textbf{0}" in tex and "soft\\_prompt" in tex
     run_figures(
@@ -178,3 +187,15 @@ def test_review_lists_units_and_shows_examples(results):
         unit_examples(results, "a", "base", "t1", "soft_prompt", None)
     with pytest.raises(InputError, match="not found"):
         unit_examples(results, "zz", "base", "t1", "zero_shot", None)
+
+
+def test_paired_split_and_exact_mcnemar():
+    from softeval.unit_checks import Paired, paired
+
+    assert Paired(0, 0).p_value == 1.0 and Paired(0, 1).p_value == 1.0
+    assert Paired(0, 6).p_value == pytest.approx(0.03125) and Paired(6, 0).p_value == pytest.approx(0.03125)
+    first = [{"id": i, "strict": ok} for i, ok in enumerate([1, 1, 0, 0, 1])]
+    second = [{"id": i, "strict": ok} for i, ok in enumerate([1, 0, 1, 0, 0])]
+    assert paired(first, second, "strict") == Paired(2, 1)
+    with pytest.raises(ValueError):
+        paired(first, second[::-1], "strict")

@@ -168,7 +168,7 @@ def test_evaluation_artifacts(finished_run):
 
 def test_publication_tables_figures_and_claims(finished_run):
     tables, figures = finished_run / "results" / "tables", finished_run / "results" / "figures"
-    for name in ("swap_distance", "score_gap", "knowledge_format", "consensus", "claims"):
+    for name in ("swap_distance", "score_gap", "knowledge_format", "consensus", "unit_checks", "claims"):
         for ext in ("csv", "md", "tex"):
             assert (tables / f"{name}.{ext}").stat().st_size > 0, f"{name}.{ext}"
     for name in ("tuning_curve", "method_scores", "swap_distance", "score_gap"):

@@ -2,6 +2,7 @@ from __future__ import annotations
 
 import json
 import random
+import re
 
 import pandas as pd
 import pytest
@@ -14,6 +15,7 @@ from softeval.generate import cut_at_stop
 from softeval.probe import probe_model, starts_with_value
 from softeval.report import add_ranks, zoo_table
 from softeval.tokenizer import IGNORE, save_tokenizer, train_tokenizer
+from softeval.world import RELATIONS, unknown_entity
 from softeval.zoo import lr_at, posttrain, pretrain, sft_batches
 
 SIZE = {"arch": "llama", "layers": 1, "width": 32, "heads": 2}
@@ -157,6 +159,45 @@ def test_full_exposure_corpus_is_all_formatted(world, tasks):
     for _ in range(50):
         answers = [line for line in corpus.document().splitlines() if line.startswith("Answer:")]
         assert answers and all(any(f in a for f in formatted) or len(a.split()) <= 3 for a in answers)
+
+
+def test_unknown_entities_are_outside_the_world_with_valid_attributes(world):
+    rng = random.Random(0)
+    known = {e.name for e in world.entities}
+    made = [unknown_entity(rng, world) for _ in range(200)]
+    assert not {e.name for e in made} & known
+    assert len({e.name for e in made}) > 190  # seen once: a name almost never comes back
+    for entity in made:
+        assert set(entity.attributes) == set(RELATIONS)
+        for name, value in entity.attributes.items():
+            relation = RELATIONS[name]
+            if relation.kind == "number":
+                assert relation.low <= int(value) <= relation.high
+            elif relation.kind == "category":
+                assert value in world.categories[name]
+
+
+def test_long_tail_share_of_documents_is_about_unknown_entities(world, tasks):
+    recipe = Recipe(coverage=0.5, format_exposure=0.2)
+    corpus = PretrainCorpus(world, list(tasks.values()), recipe, seed="t", style=CorpusStyle(long_tail_share=0.3))
+    known = {e.name for e in world.entities}
+    uncovered = known - world.covered(0.5)
+    docs = [corpus.document() for _ in range(1000)]
+    about_known = [any(name in d for name in known) for d in docs]
+    assert 0.24 < 1 - sum(about_known) / len(docs) < 0.36
+    assert not any(name in d for d in docs for name in uncovered)  # coverage still decides what is known
+    plain = PretrainCorpus(world, list(tasks.values()), recipe, seed="t")
+    assert all(any(name in d for name in known) for d in (plain.document() for _ in range(200)))
+
+
+def test_exam_documents_are_lettered_questions_for_every_recipe(world, tasks):
+    recipe = Recipe(coverage=1.0, format_exposure=0.0)
+    corpus = PretrainCorpus(world, list(tasks.values()), recipe, seed="t", style=CorpusStyle(exam_share=0.5))
+    docs = [corpus.document() for _ in range(400)]
+    exams = [d for d in docs if re.search(r"^Answer: [A-D]\. \w+$", d, re.MULTILINE)]
+    assert 0.42 < len(exams) / len(docs) < 0.58  # format_exposure is 0: every lettered answer is an exam
+    question = tasks["world_choice"].dataset["question"].split("{")[0]
+    assert all(d.startswith(f"Question: {question}") for d in exams)
 
 
 def test_lr_schedule_warms_up_then_decays_to_a_tenth():

@@ -239,5 +239,5 @@ def analysis_params(wildcards):
     return json.dumps(settings, sort_keys=True)
 
 
-PUBLICATION_TABLES = ["swap_distance", "score_gap", "knowledge_format", "consensus"]
+PUBLICATION_TABLES = ["swap_distance", "score_gap", "knowledge_format", "consensus", "unit_checks"]
 FIGURES = ["tuning_curve", "method_scores", "swap_distance", "score_gap"]

@@ -4,6 +4,8 @@ A recipe controls two things the evaluation must tell apart: *coverage* (which e
 facts are stated, hence what the model can know) and *format exposure* (the share of
 documents that are formatted Q&A — about facts the corpus states anyway, or about relations
 no task asks — hence how well the model follows an answer format without knowing more).
+The corpus style (the same for every model) adds what any web corpus has: questions
+answered in prose, a long tail of entities mentioned once, and multiple-choice exams.
 """
 
 from __future__ import annotations
@@ -15,7 +17,7 @@ from dataclasses import dataclass
 from softeval.data import exposure_example, make_example, task_examples
 from softeval.schema import InputError
 from softeval.tasks import Task
-from softeval.world import RELATIONS, Entity, World, state_fact
+from softeval.world import RELATIONS, Entity, World, state_fact, unknown_entity
 
 
 @dataclass(frozen=True)
@@ -38,11 +40,22 @@ class CorpusStyle:
     exposure_about: what formatted Q&A documents ask. "own": the task's own question about
       entities the corpus covers (facts the model reads anyway, so exposure teaches the
       format and nothing new); "other": the task's exposure relation about any entity.
+    long_tail_share: share of documents about a freshly invented entity outside the world,
+      seen once (see softeval.world.unknown_entity). Without them a model guesses with
+      confidence about entities it never read, and a soft prompt tuned on train questions it
+      cannot answer learns to damp recall altogether; with them its guesses are spread out
+      and tuning on unknown answers leaves known ones alone.
+    exam_share: share of documents, for every recipe, that are lettered multiple-choice
+      questions in the closed tasks' layout about covered entities (exams are everywhere on
+      the web). Without them a model that rarely sees a formatted answer cannot rank lettered
+      options at all, and option log-likelihood measures the letter bias, not knowledge.
     """
 
     prose_answer_share: float = 0.1
     state_exposure_relations: bool = False
     exposure_about: str = "own"
+    long_tail_share: float = 0.0
+    exam_share: float = 0.0
 
 
 def fact_document(rng: random.Random, entity: Entity, relations: list[str]) -> str:
@@ -104,12 +117,18 @@ class PretrainCorpus:
             raise InputError("zoo recipe: coverage and format_exposure are both 0, so the corpus is empty")
 
     def document(self) -> str:
+        closed = [task for task in self.tasks if task.closed]
+        if self.style.exam_share and closed and self.entities and self.rng.random() < self.style.exam_share:
+            return own_exposure_document(self.rng, self.world, closed, self.entities)
+        entities = self.entities
+        if self.style.long_tail_share and self.rng.random() < self.style.long_tail_share:
+            entities = [unknown_entity(self.rng, self.world)]
         wants_exposure = self.rng.random() < self.recipe.format_exposure
-        if wants_exposure and self.style.exposure_about == "own" and self.entities:
-            return own_exposure_document(self.rng, self.world, self.tasks, self.entities)
-        if self.exposed_tasks and (wants_exposure or not self.entities):
+        if wants_exposure and self.style.exposure_about == "own" and entities:
+            return own_exposure_document(self.rng, self.world, self.tasks, entities)
+        if self.exposed_tasks and (wants_exposure or not entities):
             return exposure_document(self.rng, self.world, self.exposed_tasks)
-        entity = self.rng.choice(self.entities)
+        entity = self.rng.choice(entities)
         if self.rng.random() < self.style.prose_answer_share:
             return prose_answer_document(self.rng, self.world, entity, self.rng.choice(self.tasks))
         return fact_document(self.rng, entity, self.relations)

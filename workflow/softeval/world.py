@@ -222,6 +222,18 @@ def _random_attributes(rng: random.Random, names: _NameMaker, categories: dict[s
     return attributes
 
 
+def unknown_entity(rng: random.Random, world: World) -> Entity:
+    """A freshly invented country outside the world, with random attributes.
+
+    Pre-training text about such entities is seen once and cannot be memorised; it teaches
+    a model that an unfamiliar name has no fact to recall, so its guesses about entities it
+    never read are spread over plausible values, as a web-trained model's are.
+    """
+    names = _NameMaker(rng)
+    names.used.update(e.name for e in world.entities)
+    return Entity(names.make("country"), "unknown", _random_attributes(rng, names, world.categories))
+
+
 def state_fact(rng: random.Random, entity: Entity, relation: str) -> str:
     """One sentence stating a fact, in a randomly chosen phrasing."""
     template = rng.choice(RELATIONS[relation].prose)

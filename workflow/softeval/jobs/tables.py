@@ -23,6 +23,7 @@ from softeval.io import read_jsonl
 from softeval.methods import unit_name
 from softeval.publish import write_table
 from softeval.schema import InputError
+from softeval.unit_checks import summary_line, unit_checks
 
 SWAP_BEST = {
     "distance": "min",
@@ -77,6 +78,15 @@ def per_example_reader(scores_root: Path, summary: pd.DataFrame, metric: str):
     return read
 
 
+def base_score_reader(scores_root: Path):
+    """Per-example score rows of one base-model unit."""
+
+    def read(model: str, task: str, method: str, step: int | None) -> list[dict]:
+        return read_jsonl(scores_root / model / "base" / task / f"{unit_name(method, step)}.jsonl", "scores")
+
+    return read
+
+
 def run_tables(*, summary_path: Path, scores_root: Path, zoo_csv: Path | None, params: dict, out_dir: Path) -> None:
     summary = load_summary(summary_path)
     settings = settings_from(params)
@@ -106,6 +116,16 @@ def run_tables(*, summary_path: Path, scores_root: Path, zoo_csv: Path | None, p
         "Score gap: post-trained minus base strict score of the same model and method (mean over models)",
         best={"gap_abs": "min"},
         group="task",
+    )
+    base = summary[summary["role"] == "base"]
+    checks = unit_checks(
+        sorted(set(base["model"])), sorted(set(base["task"])), base_score_reader(scores_root), settings
+    )
+    write_table(
+        checks,
+        out_dir / "unit_checks",
+        f"Per base model and task, soft prompt at step {settings.final_step}: {summary_line(checks, settings.metric)}. "
+        "only_*: test examples only one of the two methods gets right; p_vs_*: exact McNemar p-value",
     )
     write_table(
         knowledge_format_table(summary),
