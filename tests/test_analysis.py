@@ -199,3 +199,20 @@ def test_paired_split_and_exact_mcnemar():
     assert paired(first, second, "strict") == Paired(2, 1)
     with pytest.raises(ValueError):
         paired(first, second[::-1], "strict")
+
+
+def test_unit_checks_name_the_unit_whose_files_disagree_and_skip_missing_methods():
+    from softeval.unit_checks import summary_line, unit_checks
+
+    def read(model, task, method, step):
+        ids = range(4) if method != "zero_shot" else range(1, 5)
+        return [{"id": i, "strict": 1, "knowledge": 1, "format": 1} for i in ids]
+
+    with pytest.raises(InputError, match=r"results/scores/m/base/t: zero_shot and soft_prompt step 4"):
+        unit_checks(["m"], ["t"], ["zero_shot"], read, SETTINGS)
+    only_few_shot = unit_checks(["m"], ["t"], ["few_shot"], read, SETTINGS)
+    assert "strict_zero_shot" not in only_few_shot.columns and bool(only_few_shot["strict_ok"].iloc[0])
+    assert (
+        summary_line(unit_checks([], ["t"], ["few_shot"], read, SETTINGS), "strict")
+        == "no soft-prompt units in this run"
+    )

@@ -15,8 +15,9 @@ from dataclasses import dataclass
 import pandas as pd
 from scipy.stats import binomtest
 
-from softeval.analysis import BASELINES, Settings
+from softeval.analysis import Settings
 from softeval.claims import FORMAT_SATURATED, KNOWLEDGE_FLAT
+from softeval.schema import InputError
 
 # (model, task, method, step) -> one score row per test example, in test order
 ScoreReader = Callable[[str, str, str, int | None], list[dict]]
@@ -47,7 +48,9 @@ def _mean(rows: list[dict], metric: str) -> float:
     return sum(float(row[metric]) for row in rows) / len(rows)
 
 
-def unit_checks(models: list[str], tasks: list[str], read: ScoreReader, settings: Settings) -> pd.DataFrame:
+def unit_checks(
+    models: list[str], tasks: list[str], baselines: list[str], read: ScoreReader, settings: Settings
+) -> pd.DataFrame:
     """One row per base model x task: format at the final step, knowledge from the first to
     the final step (flatness is checked on closed tasks, whose knowledge is option
     likelihood), and the strict score against each baseline with its paired evidence."""
@@ -70,9 +73,15 @@ def unit_checks(models: list[str], tasks: list[str], read: ScoreReader, settings
                 f"{metric}_soft_prompt": _mean(end, metric),
             }
             beats_all = True
-            for baseline in BASELINES:
+            for baseline in baselines:
                 other = read(model, task, baseline, None)
-                split = paired(end, other, metric)
+                try:
+                    split = paired(end, other, metric)
+                except ValueError:
+                    raise InputError(
+                        f"results/scores/{model}/base/{task}: {baseline} and soft_prompt step {final} score "
+                        "different test examples; delete the older file and rerun to recompute it"
+                    ) from None
                 row[f"{metric}_{baseline}"] = _mean(other, metric)
                 row[f"only_soft_prompt_vs_{baseline}"] = split.only_first
                 row[f"only_{baseline}"] = split.only_second
@@ -85,6 +94,8 @@ def unit_checks(models: list[str], tasks: list[str], read: ScoreReader, settings
 
 def summary_line(table: pd.DataFrame, metric: str) -> str:
     """How many units pass each check, for the table's caption."""
+    if table.empty:
+        return "no soft-prompt units in this run"
     closed = table["knowledge_flat_ok"].dropna()
     return (
         f"format >= {FORMAT_SATURATED} in {int(table['format_ok'].sum())} of {len(table)} units; "

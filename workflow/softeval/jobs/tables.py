@@ -12,6 +12,7 @@ from softeval import figures
 from softeval.aggregate import load_summary
 from softeval.analysis import (
     ALL_TASKS,
+    BASELINES,
     Settings,
     consensus_table,
     knowledge_format_table,
@@ -118,8 +119,13 @@ def run_tables(*, summary_path: Path, scores_root: Path, zoo_csv: Path | None, p
         group="task",
     )
     base = summary[summary["role"] == "base"]
+    methods = set(base["method"])
     checks = unit_checks(
-        sorted(set(base["model"])), sorted(set(base["task"])), base_score_reader(scores_root), settings
+        sorted(set(base["model"])) if "soft_prompt" in methods else [],
+        sorted(set(base["task"])),
+        [m for m in BASELINES if m in methods],
+        base_score_reader(scores_root),
+        settings,
     )
     write_table(
         checks,
