@@ -110,6 +110,7 @@ class PretrainCorpus:
         self.style = style or CorpusStyle()
         self.relations = stated_relations(tasks, self.style.state_exposure_relations)
         self.exposed_tasks = [task for task in tasks if "exposure" in task.dataset]
+        self.closed_tasks = [task for task in tasks if task.closed]
         self.world = world
         self.recipe = recipe
         self.rng = random.Random(seed)
@@ -117,9 +118,9 @@ class PretrainCorpus:
             raise InputError("zoo recipe: coverage and format_exposure are both 0, so the corpus is empty")
 
     def document(self) -> str:
-        closed = [task for task in self.tasks if task.closed]
-        if self.style.exam_share and closed and self.entities and self.rng.random() < self.style.exam_share:
-            return own_exposure_document(self.rng, self.world, closed, self.entities)
+        exams = self.style.exam_share and self.closed_tasks and self.entities
+        if exams and self.rng.random() < self.style.exam_share:
+            return own_exposure_document(self.rng, self.world, self.closed_tasks, self.entities)
         entities = self.entities
         if self.style.long_tail_share and self.rng.random() < self.style.long_tail_share:
             entities = [unknown_entity(self.rng, self.world)]

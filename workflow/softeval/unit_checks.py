@@ -60,17 +60,19 @@ def unit_checks(
         for model in models:
             start, end = read(model, task, "soft_prompt", first), read(model, task, "soft_prompt", final)
             closed = any(row.get("knowledge_from") == "loglik" for row in end)
-            change = _mean(end, "knowledge") - _mean(start, "knowledge")
+            fmt, score = _mean(end, "format"), _mean(end, metric)
+            known_start, known_end = _mean(start, "knowledge"), _mean(end, "knowledge")
+            change = known_end - known_start
             row: dict = {
                 "model": model,
                 "task": task,
-                "format": _mean(end, "format"),
-                "format_ok": _mean(end, "format") >= FORMAT_SATURATED,
-                f"knowledge_step{first}": _mean(start, "knowledge"),
-                f"knowledge_step{final}": _mean(end, "knowledge"),
+                "format": fmt,
+                "format_ok": fmt >= FORMAT_SATURATED,
+                f"knowledge_step{first}": known_start,
+                f"knowledge_step{final}": known_end,
                 "knowledge_change": change,
                 "knowledge_flat_ok": abs(change) <= KNOWLEDGE_FLAT + 1e-9 if closed else pd.NA,
-                f"{metric}_soft_prompt": _mean(end, metric),
+                f"{metric}_soft_prompt": score,
             }
             beats_all = True
             for baseline in baselines:
@@ -82,11 +84,12 @@ def unit_checks(
                         f"results/scores/{model}/base/{task}: {baseline} and soft_prompt step {final} score "
                         "different test examples; delete the older file and rerun to recompute it"
                     ) from None
-                row[f"{metric}_{baseline}"] = _mean(other, metric)
+                baseline_score = _mean(other, metric)
+                row[f"{metric}_{baseline}"] = baseline_score
                 row[f"only_soft_prompt_vs_{baseline}"] = split.only_first
                 row[f"only_{baseline}"] = split.only_second
                 row[f"p_vs_{baseline}"] = split.p_value
-                beats_all &= _mean(end, metric) >= _mean(other, metric) - 1e-9
+                beats_all &= score >= baseline_score - 1e-9
             row[f"{metric}_ok"] = beats_all
             rows.append(row)
     return pd.DataFrame(rows)

@@ -59,16 +59,20 @@ def ground_truth(zoo_csv: Path | None) -> dict[str, float] | None:
     return dict(zip(base["model"], base["knowledge"].astype(float), strict=True))
 
 
+def score_file(scores_root: Path, model: str, role: str, task: str, method: str, step: int | None) -> Path:
+    """Where the judge job wrote one unit's per-example verdicts."""
+    return scores_root / model / role / task / f"{unit_name(method, step)}.jsonl"
+
+
 def per_example_reader(scores_root: Path, summary: pd.DataFrame, metric: str):
     """Per-example verdicts of every model in one unit, for bootstrap resampling."""
     models = sorted(set(summary["model"]))
 
     def read(role: str, task: str, method: str, step: int | None) -> dict[str, np.ndarray]:
-        name = unit_name(method, step)
         out: dict[str, np.ndarray] = {}
         ids: list[str] | None = None
         for model in models:
-            path = scores_root / model / role / task / f"{name}.jsonl"
+            path = score_file(scores_root, model, role, task, method, step)
             rows = read_jsonl(path, "scores")
             if ids is not None and [row["id"] for row in rows] != ids:
                 raise InputError(f"{path}: other test examples than {models[0]}'s; delete it to recompute")
@@ -83,7 +87,7 @@ def base_score_reader(scores_root: Path):
     """Per-example score rows of one base-model unit."""
 
     def read(model: str, task: str, method: str, step: int | None) -> list[dict]:
-        return read_jsonl(scores_root / model / "base" / task / f"{unit_name(method, step)}.jsonl", "scores")
+        return read_jsonl(score_file(scores_root, model, "base", task, method, step), "scores")
 
     return read
 
