@@ -1,6 +1,8 @@
 from __future__ import annotations
 
-from softeval.world import RELATIONS, World, generate_world
+from collections import Counter
+
+from softeval.world import RELATIONS, World, coverage_order, generate_world
 
 
 def test_same_seed_gives_identical_world_file(tmp_path):
@@ -55,3 +57,39 @@ def test_coverage_is_nested_and_stratified(world):
 def test_cloze_prefix_is_the_corpus_phrasing_without_the_value():
     assert RELATIONS["founded"].cloze_prefix("Vorlakia") == "Vorlakia was founded in"
     assert RELATIONS["capital"].cloze_prefix("Vorlakia") == "The capital of Vorlakia is"
+
+
+def test_categories_are_balanced_among_known_and_unread_entities_at_every_coverage():
+    """A constant guess about unread entities must score chance whichever option it is."""
+    world = generate_world(200, 0.3, seed=0)
+    for coverage in (0.25, 0.5, 0.8, 1.0):
+        covered = world.covered(coverage)
+        for split in ("train", "test"):
+            entities = world.split(split)
+            for relation, pool in world.categories.items():
+                for group in (
+                    [e for e in entities if e.name in covered],
+                    [e for e in entities if e.name not in covered],
+                ):
+                    if not group:
+                        continue
+                    counts = Counter(e.attributes[relation] for e in group)
+                    per_value = [counts[value] for value in pool]
+                    assert max(per_value) - min(per_value) <= 2, (coverage, split, relation, per_value)
+
+
+def test_categories_are_dealt_in_shuffled_blocks_along_the_coverage_order():
+    world = generate_world(200, 0.3, seed=0)
+    pool = set(world.categories["language"])
+    by_name = {e.name: e for e in world.entities}
+    for split in ("train", "test"):
+        order = coverage_order(world.seed, [e.name for e in world.split(split)], split)
+        dealt = [by_name[name].attributes["language"] for name in order]
+        blocks = [dealt[i : i + len(pool)] for i in range(0, len(dealt) - len(pool) + 1, len(pool))]
+        assert all(set(block) == pool for block in blocks)
+        assert len({tuple(block) for block in blocks}) > 1  # each block shuffled on its own
+
+
+def test_counts_have_three_digits_so_a_guess_rarely_scores():
+    world = generate_world(200, 0.3, seed=0)
+    assert all(100 <= int(e.attributes["districts"]) <= 999 for e in world.entities)

@@ -227,7 +227,7 @@ def test_probe_writes_summary_and_examples(built, tasks, tmp_path):
         out_json=tmp_path / "p.json",
         out_examples=tmp_path / "p.jsonl",
     )
-    assert set(summary["knowledge"]) == {"founded", "capital", "provinces", "language"}
+    assert set(summary["knowledge"]) == {"founded", "capital", "districts", "language"}
     assert summary["open_tasks"] == ["world_numeric", "world_phrase", "world_boxed"]
     rows = [json.loads(line) for line in (tmp_path / "p.jsonl").read_text().splitlines()]
     n_test = summary["n_test_entities"]

@@ -23,8 +23,8 @@ IGNORE = -100  # label of tokens that carry no loss
 def byte_level_bpe(vocab_size: int, special_tokens: list[str]) -> tuple[Tokenizer, trainers.BpeTrainer]:
     """An untrained byte-level BPE tokenizer and its trainer.
 
-    Digits split one by one (as in Llama tokenizers): "29" is the same two tokens in
-    "into 29 provinces" and in "\\boxed{29}", so a known number can be written in any format.
+    Digits split one by one (as in Llama tokenizers): "290" is the same three tokens in
+    "into 290 districts" and in "\\boxed{290}", so a known number can be written in any format.
     """
     core = Tokenizer(models.BPE())
     core.pre_tokenizer = pre_tokenizers.Sequence(

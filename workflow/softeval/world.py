@@ -17,6 +17,7 @@ from typing import Any
 from softeval.io import atomic_write_text
 
 WORLD_FORMAT_VERSION = 1
+SPLITS = ("train", "test")
 
 _ONSETS = ["b", "d", "f", "g", "k", "l", "m", "n", "p", "r", "s", "t", "v", "z", "th", "sh", "br", "kr", "tr"]
 _VOWELS = ["a", "e", "i", "o", "u", "ai", "ou"]
@@ -78,16 +79,18 @@ RELATIONS: dict[str, Relation] = {
             ),
             pool="city",
         ),
+        # Counts run to three digits so that a guessed count almost never scores: with 3-60
+        # provinces, a model's one habitual guess hit ~1 in 58 unread countries by luck.
         Relation(
-            "provinces",
+            "districts",
             "number",
             (
-                "{entity} is divided into {value} provinces.",
-                "There are {value} provinces in {entity}.",
-                "The map of {entity} shows {value} provinces.",
+                "{entity} is divided into {value} districts.",
+                "There are {value} districts in {entity}.",
+                "The map of {entity} shows {value} districts.",
             ),
-            low=3,
-            high=60,
+            low=100,
+            high=999,
         ),
         Relation(
             "language",
@@ -142,9 +145,8 @@ class World:
         split, so a model's share of known test entities equals its coverage.
         """
         chosen: set[str] = set()
-        for split in ("train", "test"):
-            names = [e.name for e in self.split(split)]
-            random.Random(f"{self.seed}-coverage-{split}").shuffle(names)
+        for split in SPLITS:
+            names = coverage_order(self.seed, [e.name for e in self.split(split)], split)
             chosen.update(names[: round(coverage * len(names))])
         return chosen
 
@@ -191,6 +193,13 @@ class _NameMaker:
                 return name
 
 
+def coverage_order(seed: int, names: list[str], split: str) -> list[str]:
+    """A split's entities in the order coverage takes them: a corpus of coverage c states the first c."""
+    order = list(names)
+    random.Random(f"{seed}-coverage-{split}").shuffle(order)
+    return order
+
+
 def generate_world(n_entities: int, test_fraction: float, seed: int) -> World:
     """Generate a world deterministically from its seed."""
     rng = random.Random(seed)
@@ -207,7 +216,34 @@ def generate_world(n_entities: int, test_fraction: float, seed: int) -> World:
         Entity(name, "test" if name in test_names else "train", _random_attributes(rng, names, categories))
         for name in entity_names
     )
-    return World(seed=seed, entities=entities, categories=categories)
+    # the independent category draws above are replaced; unknown entities (outside the world) keep theirs
+    return World(seed=seed, entities=_balance_categories(entities, categories, seed), categories=categories)
+
+
+def _balance_categories(
+    entities: tuple[Entity, ...], categories: dict[str, tuple[str, ...]], seed: int
+) -> tuple[Entity, ...]:
+    """Deal category values in shuffled blocks along each split's coverage order.
+
+    Every model's known and unread entities then carry each category equally often (within
+    one or two), so on a closed task a constant guess about unread entities scores chance,
+    whichever option it is. With independent draws, scholar's 12 unread test countries had
+    golds A 4, B 0, C 6, D 2: when the tuned prompt moved its guess from A to B, knowledge
+    fell by 4/60 while its accuracy on the countries it knows stayed 0.979.
+    """
+    values: dict[str, dict[str, str]] = {e.name: dict(e.attributes) for e in entities}
+    for split in SPLITS:
+        order = coverage_order(seed, [e.name for e in entities if e.split == split], split)
+        for relation, pool in categories.items():
+            rng = random.Random(f"{seed}-{relation}-{split}")
+            dealt: list[str] = []
+            while len(dealt) < len(order):
+                block = list(pool)
+                rng.shuffle(block)
+                dealt.extend(block)
+            for name, value in zip(order, dealt, strict=False):
+                values[name][relation] = value
+    return tuple(Entity(e.name, e.split, values[e.name]) for e in entities)
 
 
 def _random_attributes(rng: random.Random, names: _NameMaker, categories: dict[str, tuple[str, ...]]) -> dict[str, str]:
