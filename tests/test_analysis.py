@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import json
+import re
+import shutil
 from pathlib import Path
 
 import pandas as pd
@@ -176,6 +178,25 @@ def test_table_figure_and_claim_jobs_write_every_file(results, tmp_path):
     assert "(d)" in text and "holds" in text and "true knowledge ranking" in text
 
 
+def test_table_job_names_the_score_files_whose_examples_differ(results, tmp_path):
+    copy = tmp_path / "results"
+    shutil.copytree(results, copy)
+    for model in ("a", "b", "c"):  # every model's zero-shot file loses its first example
+        path = copy / "scores" / model / "base" / "t1" / "zero_shot.jsonl"
+        path.write_text("".join(path.read_text().splitlines(keepends=True)[1:]))
+    params = {"final_step": 4, "first_step": 0, "reference_method": "zero_shot", "bootstrap": 10, "seed": 0}
+    zero_shot = copy / "scores" / "a" / "base" / "t1" / "zero_shot.jsonl"
+    step4 = copy / "scores" / "a" / "base" / "t1" / "soft_prompt" / "step4.jsonl"
+    with pytest.raises(InputError, match=re.escape(f"{zero_shot} and {step4} score different test examples")):
+        run_tables(
+            summary_path=copy / "tables" / "scores.parquet",
+            scores_root=copy / "scores",
+            zoo_csv=None,
+            params=params,
+            out_dir=tmp_path / "tables",
+        )
+
+
 def test_review_lists_units_and_shows_examples(results):
     units = list_units(results, model="a", role="base", method="zero_shot")
     assert len(units) == 2 and set(units["task"]) == {"t1", "t2"}
@@ -208,8 +229,14 @@ def test_unit_checks_name_the_unit_whose_files_disagree_and_skip_missing_methods
         ids = range(4) if method != "zero_shot" else range(1, 5)
         return [{"id": i, "strict": 1, "knowledge": 1, "format": 1} for i in ids]
 
-    with pytest.raises(InputError, match=r"results/scores/m/base/t: zero_shot and soft_prompt step 4"):
+    with pytest.raises(InputError, match=r"^m/t zero_shot and m/t soft_prompt step 4 score different"):
         unit_checks(["m"], ["t"], ["zero_shot"], read, SETTINGS)
+
+    def locate(model, task, method, step):
+        return f"/runs/{model}/{task}/{method}{step}.jsonl"
+
+    with pytest.raises(InputError, match=r"^/runs/m/t/zero_shotNone.jsonl and /runs/m/t/soft_prompt4.jsonl score"):
+        unit_checks(["m"], ["t"], ["zero_shot"], read, SETTINGS, locate)
     only_few_shot = unit_checks(["m"], ["t"], ["few_shot"], read, SETTINGS)
     assert "strict_zero_shot" not in only_few_shot.columns and bool(only_few_shot["strict_ok"].iloc[0])
     assert (

@@ -21,6 +21,12 @@ from softeval.schema import InputError
 
 # (model, task, method, step) -> one score row per test example, in test order
 ScoreReader = Callable[[str, str, str, int | None], list[dict]]
+# (model, task, method, step) -> where that unit's score rows come from, for error messages
+ScoreLocator = Callable[[str, str, str, int | None], str]
+
+
+def _unit_label(model: str, task: str, method: str, step: int | None) -> str:
+    return f"{model}/{task} {method}" + ("" if step is None else f" step {step}")
 
 
 @dataclass(frozen=True)
@@ -49,11 +55,18 @@ def _mean(rows: list[dict], metric: str) -> float:
 
 
 def unit_checks(
-    models: list[str], tasks: list[str], baselines: list[str], read: ScoreReader, settings: Settings
+    models: list[str],
+    tasks: list[str],
+    baselines: list[str],
+    read: ScoreReader,
+    settings: Settings,
+    locate: ScoreLocator = _unit_label,
 ) -> pd.DataFrame:
     """One row per base model x task: format at the final step, knowledge from the first to
     the final step (flatness is checked on closed tasks, whose knowledge is option
-    likelihood), and the strict score against each baseline with its paired evidence."""
+    likelihood), and the strict score against each baseline with its paired evidence.
+
+    `locate` names the files `read` reads, so a mismatch names the two files to look at."""
     first, final, metric = settings.first_step, settings.final_step, settings.metric
     rows = []
     for task in tasks:
@@ -81,8 +94,8 @@ def unit_checks(
                     split = paired(end, other, metric)
                 except ValueError:
                     raise InputError(
-                        f"results/scores/{model}/base/{task}: {baseline} and soft_prompt step {final} score "
-                        "different test examples; delete the older file and rerun to recompute it"
+                        f"{locate(model, task, baseline, None)} and {locate(model, task, 'soft_prompt', final)} "
+                        "score different test examples; delete the older file and rerun to recompute it"
                     ) from None
                 baseline_score = _mean(other, metric)
                 row[f"{metric}_{baseline}"] = baseline_score

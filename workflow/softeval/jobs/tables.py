@@ -130,6 +130,7 @@ def run_tables(*, summary_path: Path, scores_root: Path, zoo_csv: Path | None, p
         [m for m in BASELINES if m in methods],
         base_score_reader(scores_root),
         settings,
+        lambda model, task, method, step: str(score_file(scores_root, model, "base", task, method, step)),
     )
     write_table(
         checks,
