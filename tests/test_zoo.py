@@ -153,6 +153,27 @@ def test_corpus_style_controls_prose_answers_and_exposure_relations(world, tasks
     assert "metres" in stated and "lakes" in stated
 
 
+def test_prose_answers_lead_with_a_name_and_state_a_number_in_any_phrasing(world, tasks):
+    corpus = PretrainCorpus(
+        world, list(tasks.values()), Recipe(1.0, 0.0), seed="t", style=CorpusStyle(prose_answer_share=1.0)
+    )
+    facts = {e.name: e.attributes for e in world.entities}
+    led, openers = 0, set()
+    for _ in range(400):
+        question, answer = corpus.document().split("\nAnswer: ", 1)
+        if question.startswith("Question: What is the capital of "):
+            country = question.removeprefix("Question: What is the capital of ").removesuffix("?")
+            assert answer == f"{facts[country]['capital']} is the capital city of {country}."
+            led += 1
+        elif question.startswith("Question: Which language is spoken in "):
+            country = question.removeprefix("Question: Which language is spoken in ").split("?")[0]
+            assert answer == f"{facts[country]['language']} is spoken throughout {country}."
+            led += 1
+        elif question.startswith("Question: In what year was "):
+            openers.add(answer.split()[0])
+    assert led > 100 and len(openers) >= 3  # the year's sentence still varies
+
+
 def test_full_exposure_corpus_is_all_formatted(world, tasks):
     corpus = PretrainCorpus(world, list(tasks.values()), Recipe(coverage=1.0, format_exposure=1.0), seed="t")
     formatted = ("#### ", "\\boxed{", "A. ", "B. ", "C. ", "D. ")

@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from softeval.data import exposure_example, make_example, task_examples
 from softeval.schema import InputError
 from softeval.tasks import Task
-from softeval.world import RELATIONS, Entity, World, state_fact, unknown_entity
+from softeval.world import RELATIONS, Entity, World, answer_fact, state_fact, unknown_entity
 
 
 @dataclass(frozen=True)
@@ -88,14 +88,15 @@ def own_exposure_document(rng: random.Random, world: World, tasks: list[Task], e
 
 
 def prose_answer_document(rng: random.Random, world: World, entity: Entity, task: Task) -> str:
-    """A task's question about a covered entity, answered in a plain sentence ("It is Berlin").
+    """A task's question about a covered entity, answered in a plain sentence ("Berlin is
+    the capital city of Germany.").
 
     Web text answers questions this way; it is why base models know answers they do not
     give in the expected format.
     """
     relation = task.dataset["relation"]
     example = make_example(task, world, entity, relation, task.dataset["question"], rng, "prose")
-    return task.query(example) + " " + state_fact(rng, entity, relation)
+    return task.query(example) + " " + answer_fact(rng, entity, relation)
 
 
 class PretrainCorpus:

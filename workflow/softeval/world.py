@@ -274,3 +274,19 @@ def state_fact(rng: random.Random, entity: Entity, relation: str) -> str:
     """One sentence stating a fact, in a randomly chosen phrasing."""
     template = rng.choice(RELATIONS[relation].prose)
     return template.format(entity=entity.name, value=entity.attributes[relation])
+
+
+def answer_fact(rng: random.Random, entity: Entity, relation: str) -> str:
+    """A sentence answering a question about a fact: a name (a capital, a language) leads
+    ("Kelmir is the capital city of Zorbia."), as answers do; a number in any phrasing.
+
+    A sentence that opens with its own words ("Travellers to ...", "The language of ...")
+    gives a model guessing about a country it never read one concentrated sentence opener
+    to weigh against a guess spread over many names (or four letters), and greedy decoding
+    takes the sentence. Leading with the name moves the choice between a bare answer and a
+    sentence to *after* the name, where the next token is the same whatever the name is.
+    """
+    spec = RELATIONS[relation]
+    leading = [t for t in spec.prose if t.startswith("{value}")] if spec.kind in ("name", "category") else []
+    template = rng.choice(leading or list(spec.prose))
+    return template.format(entity=entity.name, value=entity.attributes[relation])
