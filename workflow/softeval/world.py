@@ -47,6 +47,14 @@ class Relation:
     pool: str = ""  # name style for names and categories
     pool_size: int = 0  # number of distinct categories
 
+    @property
+    def answer_prose(self) -> tuple[str, ...]:
+        """The phrasings that answer a question about this fact: for a name (a capital, a
+        language) those that lead with it, as answers do; for a number, or a name with no
+        such phrasing, all of them."""
+        leading = tuple(t for t in self.prose if t.startswith("{value}"))
+        return leading if self.kind in ("name", "category") and leading else self.prose
+
     def cloze_prefix(self, entity: str) -> str:
         """The corpus's own phrasing of the fact, cut right before the value."""
         template = self.prose[0]
@@ -286,7 +294,5 @@ def answer_fact(rng: random.Random, entity: Entity, relation: str) -> str:
     takes the sentence. Leading with the name moves the choice between a bare answer and a
     sentence to *after* the name, where the next token is the same whatever the name is.
     """
-    spec = RELATIONS[relation]
-    leading = [t for t in spec.prose if t.startswith("{value}")] if spec.kind in ("name", "category") else []
-    template = rng.choice(leading or list(spec.prose))
+    template = rng.choice(RELATIONS[relation].answer_prose)
     return template.format(entity=entity.name, value=entity.attributes[relation])
