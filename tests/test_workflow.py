@@ -22,9 +22,12 @@ TINY = ROOT / "tests" / "data" / "tiny.yaml"
 
 
 def snakemake(workdir: Path, *args: str, configfile: Path = TINY) -> subprocess.CompletedProcess[str]:
+    """Run in `workdir`, with its own Snakefile when it is a checkout, else the repository's;
+    `configfile` alone, not laid over a checkout's config/config.yaml."""
     env = {**os.environ, "PATH": f"{Path(sys.executable).parent}{os.pathsep}{os.environ['PATH']}"}
-    command = [sys.executable, "-m", "snakemake", "-s", str(ROOT / "Snakefile"), "-d", str(workdir)]
-    command += ["--configfile", str(configfile), *args]
+    snakefile = workdir / "Snakefile" if (workdir / "Snakefile").exists() else ROOT / "Snakefile"
+    command = [sys.executable, "-m", "snakemake", "-s", str(snakefile), "-d", str(workdir)]
+    command += ["--configfile", str(configfile), "--replace-workflow-config", *args]
     return subprocess.run(command, capture_output=True, text=True, env=env, timeout=900)
 
 
@@ -34,9 +37,19 @@ def planned_jobs(output: str) -> dict[str, int]:
     return {m[1]: int(m[2]) for m in re.finditer(r"^(\w+)\s+(\d+)$", table, re.M)}
 
 
+def copy_checkout(dest: Path) -> Path:
+    """The workflow's files as a user's checkout holds them, to run from inside it."""
+    for name in ("Snakefile", "workflow", "config", "envs"):
+        if (ROOT / name).is_dir():
+            shutil.copytree(ROOT / name, dest / name, ignore=shutil.ignore_patterns("__pycache__", "*.egg-info"))
+        else:
+            shutil.copy2(ROOT / name, dest / name)
+    return dest
+
+
 @pytest.fixture(scope="module")
 def finished_run(tmp_path_factory):
-    workdir = tmp_path_factory.mktemp("run")
+    workdir = copy_checkout(tmp_path_factory.mktemp("run"))
     result = snakemake(workdir, "--cores", "2")
     assert result.returncode == 0, result.stderr[-3000:]
     return workdir
@@ -91,6 +104,15 @@ def test_rerun_does_nothing(finished_run):
     result = snakemake(finished_run, "-n", "--cores", "1")
     assert result.returncode == 0
     assert "Nothing to be done" in result.stdout + result.stderr
+
+
+def test_a_moved_checkout_reruns_nothing(finished_run, tmp_path):
+    """Recorded inputs are relative to the checkout, so a copy elsewhere is as finished."""
+    moved = tmp_path / "moved"
+    shutil.copytree(finished_run, moved, symlinks=True)
+    result = snakemake(moved, "-n", "--cores", "1")
+    assert result.returncode == 0, result.stderr[-2000:]
+    assert "Nothing to be done" in result.stdout + result.stderr, result.stdout[-2000:]
 
 
 def test_adding_a_model_plans_only_its_jobs(finished_run, tmp_path):

@@ -19,6 +19,14 @@ ROOT = Path(workflow.basedir)
 shell.prefix(f"set -euo pipefail; export PYTHONPATH='{ROOT / 'workflow'}'${{{{PYTHONPATH:+:$PYTHONPATH}}}}; ")
 CONFIG_SOURCE = ", ".join(str(f) for f in workflow.configfiles) or "config"
 
+
+def portable(path):
+    """A path inside the working directory, written relative to it: Snakemake records input
+    paths, so an absolute one would make a moved or copied checkout rerun every job."""
+    path = Path(path).absolute()
+    return os.path.relpath(path) if path.is_relative_to(Path.cwd()) else str(path)
+
+
 try:
     check_config(config, CONFIG_SOURCE, ROOT)
 except InputError as err:
@@ -29,7 +37,7 @@ validate(config, "../schemas/config.schema.yaml", set_default=True)
 TASKS = list(config["tasks"])
 MODELS = [m["name"] for m in config["models"]]
 ROLES = ["base", "post"]
-TASK_DIR = str(task_dir(config, ROOT))
+TASK_DIR = portable(task_dir(config, ROOT))
 ZOO = config["zoo"]
 TASK_SOURCES = {task: load_task(TASK_DIR, task).dataset["source"] for task in TASKS}
 WORLD_TASKS = [task for task in TASKS if TASK_SOURCES[task] == "world"]
@@ -40,7 +48,7 @@ HAS_TRUTH = bool(MODELS) and ZOO_MODELS == MODELS
 DATA = config["data"]
 MIRROR = None
 if DATA.get("mirror"):
-    MIRROR = DATA["mirror"] if os.path.isabs(DATA["mirror"]) else str(ROOT / DATA["mirror"])
+    MIRROR = portable(DATA["mirror"] if os.path.isabs(DATA["mirror"]) else ROOT / DATA["mirror"])
 
 
 wildcard_constraints:
@@ -112,11 +120,11 @@ def posttrain_params(wildcards):
 EVAL = config["evaluation"]
 # Judge prompts and the validation set ship with the workflow: paths relative to its root.
 if not os.path.isabs(EVAL["judge"]["prompts"]):
-    EVAL["judge"]["prompts"] = str(ROOT / EVAL["judge"]["prompts"])
-VALIDATION_SET = str(ROOT / "config" / "judges" / "validation.jsonl")
+    EVAL["judge"]["prompts"] = portable(ROOT / EVAL["judge"]["prompts"])
+VALIDATION_SET = portable(ROOT / "config" / "judges" / "validation.jsonl")
 # The hand-labelled set's tasks: the judge is validated on them whatever tasks are evaluated.
 VALIDATION_TASKS = sorted({json.loads(line)["task"] for line in open(VALIDATION_SET) if line.strip()})
-VALIDATION_TASK_FILES = [str(ROOT / "config" / "tasks" / f"{task}.yaml") for task in VALIDATION_TASKS]
+VALIDATION_TASK_FILES = [portable(ROOT / "config" / "tasks" / f"{task}.yaml") for task in VALIDATION_TASKS]
 STEPS = soft_prompt_steps(config)
 METHODS = list(EVAL["methods"])
 CLOSED_TASKS = [task for task in TASKS if load_task(TASK_DIR, task).closed]
