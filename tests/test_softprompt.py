@@ -1,6 +1,7 @@
 from __future__ import annotations
 
 import copy
+import itertools
 import json
 
 import pytest
@@ -16,6 +17,7 @@ from softeval.softprompt import (
     import_peft,
     insert_soft_prompt,
     load_prompt,
+    lr_factor,
     save_prompt,
     tune,
 )
@@ -114,6 +116,16 @@ def test_inits(model, tokenizer, pairs, init):
     if init == "text":
         ids = tokenizer("Answer the question.")["input_ids"]
         assert torch.equal(first[0], model.get_input_embeddings().weight[ids[0]].float())
+
+
+def test_cosine_schedule_warms_up_then_decays_towards_zero_at_the_last_step():
+    config = TuneConfig(steps=80, warmup_steps=10, schedule="cosine")
+    factors = [lr_factor(step, config) for step in range(80)]
+    assert factors[:10] == pytest.approx([(step + 1) / 10 for step in range(10)])
+    assert factors[10] == 1.0 and factors[45] == pytest.approx(0.5)
+    assert all(a > b for a, b in itertools.pairwise(factors[10:]))
+    assert 0 < factors[-1] < 1e-3
+    assert {lr_factor(step, TuneConfig(steps=80)) for step in range(80)} == {1.0}
 
 
 def test_corrupt_prompt_file_is_named(tmp_path):
