@@ -23,8 +23,8 @@ CONFIG_SOURCE = ", ".join(str(f) for f in workflow.configfiles) or "config"
 def portable(path):
     """A path inside the working directory, written relative to it: Snakemake records input
     paths, so an absolute one would make a moved or copied checkout rerun every job."""
-    path = Path(path).absolute()
-    return os.path.relpath(path) if path.is_relative_to(Path.cwd()) else str(path)
+    path, here = Path(path).resolve(), Path.cwd().resolve()
+    return str(path.relative_to(here)) if path.is_relative_to(here) else str(path)
 
 
 try:
