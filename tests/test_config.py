@@ -7,7 +7,7 @@ import sys
 import pytest
 import yaml
 
-from softeval.config import check_config, load_config_file
+from softeval.config import check_config, load_config_file, workdir_relative
 from softeval.schema import InputError
 from tests.conftest import ROOT
 
@@ -104,3 +104,13 @@ def test_invalid_yaml_is_reported(tmp_path):
     path.write_text("models: [\n")
     with pytest.raises(InputError, match="not valid YAML"):
         load_config_file(path)
+
+
+def test_paths_inside_the_workdir_become_relative_to_it_even_through_a_link(tmp_path):
+    checkout = tmp_path / "checkout"
+    (checkout / "config" / "tasks").mkdir(parents=True)
+    (tmp_path / "link").symlink_to(checkout)
+    assert workdir_relative(checkout / "config" / "tasks", checkout) == "config/tasks"
+    assert workdir_relative(tmp_path / "link" / "config" / "tasks", checkout) == "config/tasks"
+    assert workdir_relative(checkout / "config" / "tasks", tmp_path / "link") == "config/tasks"
+    assert workdir_relative(tmp_path / "elsewhere", checkout) == str((tmp_path / "elsewhere").resolve())

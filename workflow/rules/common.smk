@@ -7,7 +7,16 @@ from pathlib import Path
 from snakemake.exceptions import WorkflowError
 from snakemake.utils import validate
 
-from softeval.config import check_config, model_entry, model_kind, model_options, random_spec, soft_prompt_steps, task_dir
+from softeval.config import (
+    check_config,
+    model_entry,
+    model_kind,
+    model_options,
+    random_spec,
+    soft_prompt_steps,
+    task_dir,
+    workdir_relative,
+)
 from softeval.methods import unit_name
 from softeval.tasks import load_task
 from softeval.schema import InputError
@@ -21,10 +30,8 @@ CONFIG_SOURCE = ", ".join(str(f) for f in workflow.configfiles) or "config"
 
 
 def portable(path):
-    """A path inside the working directory, written relative to it: Snakemake records input
-    paths, so an absolute one would make a moved or copied checkout rerun every job."""
-    path, here = Path(path).resolve(), Path.cwd().resolve()
-    return str(path.relative_to(here)) if path.is_relative_to(here) else str(path)
+    """Inside the working directory, relative to it (see softeval.config.workdir_relative)."""
+    return workdir_relative(path, Path.cwd())
 
 
 try:
@@ -48,7 +55,7 @@ HAS_TRUTH = bool(MODELS) and ZOO_MODELS == MODELS
 DATA = config["data"]
 MIRROR = None
 if DATA.get("mirror"):
-    MIRROR = portable(DATA["mirror"] if os.path.isabs(DATA["mirror"]) else ROOT / DATA["mirror"])
+    MIRROR = portable(ROOT / DATA["mirror"])  # an absolute mirror stays as it is
 
 
 wildcard_constraints:
@@ -119,8 +126,7 @@ def posttrain_params(wildcards):
 # ---- evaluation ---------------------------------------------------------------------
 EVAL = config["evaluation"]
 # Judge prompts and the validation set ship with the workflow: paths relative to its root.
-if not os.path.isabs(EVAL["judge"]["prompts"]):
-    EVAL["judge"]["prompts"] = portable(ROOT / EVAL["judge"]["prompts"])
+EVAL["judge"]["prompts"] = portable(ROOT / EVAL["judge"]["prompts"])
 VALIDATION_SET = portable(ROOT / "config" / "judges" / "validation.jsonl")
 # The hand-labelled set's tasks: the judge is validated on them whatever tasks are evaluated.
 VALIDATION_TASKS = sorted({json.loads(line)["task"] for line in open(VALIDATION_SET) if line.strip()})

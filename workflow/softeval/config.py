@@ -124,6 +124,14 @@ def task_dir(config: dict[str, Any], workflow_root: Path) -> Path:
     return path if path.is_absolute() else Path(workflow_root) / path
 
 
+def workdir_relative(path: str | Path, workdir: str | Path) -> str:
+    """`path` relative to `workdir` when it lies inside it (through symlinks too), else
+    absolute. Snakemake records input paths: an absolute one inside the checkout would make
+    a moved or copied checkout rerun every job."""
+    path, workdir = Path(path).resolve(), Path(workdir).resolve()
+    return str(path.relative_to(workdir)) if path.is_relative_to(workdir) else str(path)
+
+
 def model_entry(config: dict[str, Any], name: str) -> dict[str, Any]:
     for model in config["models"]:
         if model["name"] == name:

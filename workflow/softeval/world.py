@@ -11,6 +11,7 @@ from __future__ import annotations
 import json
 import random
 from dataclasses import dataclass
+from functools import cached_property
 from pathlib import Path
 from typing import Any
 
@@ -47,7 +48,7 @@ class Relation:
     pool: str = ""  # name style for names and categories
     pool_size: int = 0  # number of distinct categories
 
-    @property
+    @cached_property
     def answer_prose(self) -> tuple[str, ...]:
         """The phrasings that answer a question about this fact: for a name (a capital, a
         language) those that lead with it, as answers do; for a number, or a name with no
