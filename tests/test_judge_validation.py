@@ -9,7 +9,8 @@ import pytest
 from softeval.judge import RuleJudge
 from softeval.judge_validation import cohen_kappa, load_validation, validate_judge
 from softeval.schema import InputError
-from tests.conftest import ROOT
+from softeval.tasks import load_task
+from tests.conftest import ROOT, TASK_DIR
 
 VALIDATION = ROOT / "config" / "judges" / "validation.jsonl"
 STYLES = {
@@ -29,8 +30,10 @@ STYLES = {
 
 
 @pytest.fixture(scope="module")
-def summary(tasks):
-    return validate_judge(RuleJudge(), tasks, load_validation(VALIDATION))
+def summary():
+    rows = load_validation(VALIDATION)
+    tasks = {name: load_task(TASK_DIR, name) for name in sorted({row["task"] for row in rows})}
+    return validate_judge(RuleJudge(), tasks, rows)
 
 
 def test_the_set_covers_every_style_of_every_task():
@@ -45,6 +48,14 @@ def test_rule_judge_agrees_with_the_hand_labels(summary):
     assert summary["n"] >= 150
     assert summary["knowledge"]["accuracy"] >= 0.95 and summary["format"]["accuracy"] >= 0.95
     assert summary["knowledge"]["kappa"] > 0.9 and summary["format"]["kappa"] > 0.9
+
+
+def test_word_boundaries_question_echoes_and_worked_solutions_are_labelled_and_agreed(summary):
+    rows = load_validation(VALIDATION)
+    assert {r["task"] for r in rows} >= {"gsm8k", "math500", "triviaqa"}
+    assert sum(r["category"] in ("boundary", "echo") for r in rows) >= 8
+    for category in ("boundary", "echo"):
+        assert summary["per_category"][category] == 1.0
 
 
 def test_responses_that_address_the_judge_do_not_flip_it(summary):

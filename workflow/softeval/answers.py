@@ -12,11 +12,17 @@ Answer types (a task file's `answer.type`):
 from __future__ import annotations
 
 import re
+from collections.abc import Sequence
 from fractions import Fraction
 
 NUMBER = re.compile(r"-?(?:\d[\d,]*(?:\.\d+)?|\.\d+)")
 ARTICLES = re.compile(r"\b(a|an|the)\b")
 BOXED_COMMANDS = ("\\boxed", "\\fbox")
+
+
+def cut_at_stop(text: str, stops: Sequence[str]) -> str:
+    """The text before the first stop string (all of it if none occurs)."""
+    return text[: min((text.find(s) for s in stops if s in text), default=len(text))]
 
 
 def normalize(text: str, answer_type: str) -> str:
@@ -53,15 +59,64 @@ def same_answer(a: str, b: str, answer_type: str) -> bool:
     return bool(wanted) and normalize(a, answer_type) == wanted
 
 
-def mentions(response: str, gold: str, answer_type: str) -> bool:
-    """Does the response state `gold` anywhere, whatever its format?"""
-    if answer_type == "number":
-        wanted = normalize(gold, "number")
-        return any(normalize(found, "number") == wanted for found in NUMBER.findall(response))
+def mentions(response: str, gold: str, answer_type: str, question: str = "") -> bool:
+    """Does the response state `gold` anywhere, whatever its format?
+
+    Only whole words and numbers count ("Bissau" is not stated by "Guinea-Bissau", 16 not by
+    160), and not an occurrence that is part of the response's echo of the question ("San
+    Marino" in "the capital of San Marino is Borgo"): the gold with two neighbouring words of
+    the response also appears in the question ("capital of San Marino"; one word, "of", is
+    too common to tell an echo from "the City of San Marino").
+    """
     if answer_type == "math":
         return _mentions_math(response, gold)
-    wanted = normalize(gold, answer_type)
-    return bool(wanted) and f" {wanted} " in f" {normalize(response, answer_type)} "
+    if _mentions_words(_words(response, answer_type), _words(gold, answer_type), _words(question, answer_type)):
+        return True
+    if answer_type != "number" and "-" in gold:  # "Guinea-Bissau" also stated as "Guinea Bissau"
+        spaced = [_words(text.replace("-", " "), answer_type) for text in (response, gold, question)]
+        return _mentions_words(*spaced)
+    return False
+
+
+_WORD = re.compile(r"-?(?:\d[\d,]*(?:\.\d+)?|\.\d+)|[^\W\d_]+(?:-[^\W\d_]+)*|\d+")
+
+
+def _words(text: str, answer_type: str) -> list[str]:
+    """Words (hyphenated compounds kept whole) and numbers, in the answer type's canonical form."""
+    words = _WORD.findall(text.lower())
+    if answer_type == "number":
+        return [_normalize_number(w) if NUMBER.fullmatch(w) else w for w in words]
+    if answer_type == "span":
+        words = [w for w in words if not ARTICLES.fullmatch(w)]
+    return words
+
+
+def _mentions_words(response: list[str], gold: list[str], question: list[str]) -> bool:
+    n = len(gold)
+    if not n:
+        return False
+    for i in range(len(response) - n + 1):
+        if response[i : i + n] != gold:
+            continue
+        if not any(_contains(question, window) for window in _windows(response, i, n, ECHO_CONTEXT)):
+            return True
+    return False
+
+
+ECHO_CONTEXT = 2  # words around a gold occurrence that, copied from the question with it, make it an echo
+
+
+def _windows(words: list[str], i: int, n: int, extra: int) -> list[list[str]]:
+    """The spans of `words` holding words[i:i+n] with `extra` more words around it (left, right or both)."""
+    return [
+        words[i - left : i + n + extra - left]
+        for left in range(extra + 1)
+        if i - left >= 0 and i + n + extra - left <= len(words)
+    ]
+
+
+def _contains(words: list[str], part: list[str]) -> bool:
+    return any(words[i : i + len(part)] == part for i in range(len(words) - len(part) + 1))
 
 
 # ---- LaTeX ---------------------------------------------------------------------------

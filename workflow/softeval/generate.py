@@ -15,6 +15,7 @@ from typing import Any
 
 import torch
 
+from softeval.answers import cut_at_stop
 from softeval.backoff import BatchSize, in_batches
 from softeval.models import input_device
 from softeval.softprompt import insert_soft_prompt
@@ -26,11 +27,6 @@ class Generation:
     stop_reason: str  # "eos" | "stop" | "length"
     prompt_tokens: int
     new_tokens: int
-
-
-def cut_at_stop(text: str, stops: Sequence[str]) -> str:
-    """The text before the first stop string (all of it if none occurs)."""
-    return text[: min((text.find(s) for s in stops if s in text), default=len(text))]
 
 
 @torch.no_grad()

@@ -55,7 +55,8 @@ class RuleJudge:
         answer_type = "text" if task.closed else task.answer_type
         verdicts = []
         for example, response in zip(examples, responses, strict=True):
-            knowledge = any(mentions(response, gold, answer_type) for gold in gold_answers(example))
+            question = str(example.get("question", ""))
+            knowledge = any(mentions(response, gold, answer_type, question) for gold in gold_answers(example))
             verdicts.append(
                 Verdict(
                     knowledge=knowledge,
