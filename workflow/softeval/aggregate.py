@@ -54,22 +54,51 @@ def read_verdicts(path: Path) -> pd.DataFrame:
     return verdicts
 
 
-def aggregate_scores(scores_root: Path, paths: list[Path], n_resamples: int = 1000, seed: int = 0) -> pd.DataFrame:
-    """Accuracy of each verdict over the test examples of every unit, with bootstrap intervals."""
+def aggregate_scores(
+    scores_root: Path,
+    paths: list[Path],
+    n_resamples: int = 1000,
+    seed: int = 0,
+    test_totals: dict[str, int] | None = None,
+) -> pd.DataFrame:
+    """Accuracy of each verdict over the test examples of every unit, with bootstrap intervals,
+    and lm-evaluation-harness's scores of the same responses (columns "lm_eval:<name>").
+
+    test_totals: each task's full test split size (a pilot run evaluates a sample: n < test_total).
+    """
     rows = []
+    harness_columns: dict[str, None] = {}
     for path in paths:
         verdicts = read_verdicts(path)
         row: dict[str, object] = unit_of(scores_root, path) | {"n": len(verdicts)}
+        row["test_total"] = (test_totals or {}).get(str(row["task"]), len(verdicts))
         for metric in METRICS:
             values = verdicts[metric].astype(bool).to_numpy(dtype=float)
             row[metric] = float(values.mean())
             row[f"{metric}_low"], row[f"{metric}_high"] = bootstrap_ci(values, n_resamples, seed)
         row["llm_judged"] = float((verdicts["judge"] != "rule").mean()) if "judge" in verdicts else 0.0
+        if "lm_eval" in verdicts:
+            harness = pd.DataFrame(list(verdicts["lm_eval"]))
+            for name in harness.columns:
+                harness_columns[f"lm_eval:{name}"] = None
+                row[f"lm_eval:{name}"] = float(harness[name].astype(bool).mean())
         rows.append(row)
-    columns = [*KEYS, "n", *METRICS, *(f"{m}_{end}" for m in METRICS for end in ("low", "high")), "llm_judged"]
-    table = pd.DataFrame(rows, columns=columns)
+    columns = [*KEYS, "n", "test_total", *METRICS, *(f"{m}_{end}" for m in METRICS for end in ("low", "high"))]
+    table = pd.DataFrame(rows, columns=[*columns, "llm_judged", *harness_columns])
     table["step"] = table["step"].astype("Int64")
     return table.sort_values(KEYS, na_position="first").reset_index(drop=True)
+
+
+def pilot_note(summary: pd.DataFrame) -> str:
+    """The caption line of a pilot run (test_limit): which tasks were sampled, how many of how many."""
+    if "test_total" not in summary.columns:
+        return ""
+    sizes = summary.groupby("task")[["n", "test_total"]].max()
+    sampled = sizes[sizes["n"] < sizes["test_total"]]
+    if sampled.empty:
+        return ""
+    parts = ", ".join(f"{task} {row.n:,} of {row.test_total:,}" for task, row in sampled.iterrows())
+    return f" Pilot run: a seeded sample of the test split, the same for every model and method ({parts})."
 
 
 def write_summary(table: pd.DataFrame, out_csv: Path, out_parquet: Path | None = None) -> None:

@@ -81,11 +81,13 @@ def check_claims(summary: pd.DataFrame, swap: pd.DataFrame, settings: Settings) 
     return pd.DataFrame(rows)
 
 
-def write_claims(claims: pd.DataFrame, stem: Path, truth_note: str | None) -> None:
-    """claims.{csv,tex} as a table; claims.md as prose a reader can check."""
+def write_claims(claims: pd.DataFrame, stem: Path, truth_note: str | None, pilot: str = "") -> None:
+    """claims.{csv,tex} as a table; claims.md as prose a reader can check (a pilot run says so first)."""
     table = claims.assign(holds=claims["holds"].map({True: "holds", False: "does not hold"}))
-    write_table(table, stem, "The paper's claims on this run")
+    write_table(table, stem, "The paper's claims on this run" + pilot)
     lines = ["# The paper's claims, checked on this run", ""]
+    if pilot:
+        lines += [pilot.strip(), ""]
     for _, row in table.iterrows():
         lines += [f"**({row['claim']}) {row['statement'][0].upper()}{row['statement'][1:]}** — {row['holds']}.", ""]
         lines += [f"{row['evidence']}.", ""]

@@ -68,10 +68,26 @@ def exposure_example(task: Task, world: World, entity: Entity, rng: random.Rando
     return make_example(task, world, entity, exposure["relation"], exposure["question"], rng, "exposure")
 
 
+def pilot_sample(test: list[dict[str, Any]], limit: int | None, seed: int, task: str) -> list[dict[str, Any]]:
+    """A pilot run's test examples: a seeded sample of `limit` (in split order), the same for every
+    model and method because the split is written once; the whole split without a limit."""
+    if limit is None or limit >= len(test):
+        return test
+    keep = sorted(random.Random(f"{seed}-{task}-test-limit").sample(range(len(test)), limit))
+    return [test[i] for i in keep]
+
+
 def prepare_task(
-    task: Task, out_dir: Path, world_path: Path | None = None, source: str = "hub", mirror: Path | None = None
+    task: Task,
+    out_dir: Path,
+    world_path: Path | None = None,
+    source: str = "hub",
+    mirror: Path | None = None,
+    test_limit: int | None = None,
+    seed: int = 0,
 ) -> None:
-    """Write <out_dir>/{train,test,few_shot}.jsonl and meta.json for one task."""
+    """Write <out_dir>/{train,test,few_shot}.jsonl and meta.json for one task (with `test_limit`,
+    a seeded sample of the test split: a pilot run)."""
     if task.dataset["source"] == "world":
         if world_path is None:
             raise InputError(f"task {task.name}: a world task needs the world file (--world)")
@@ -89,6 +105,8 @@ def prepare_task(
             origin[role] = record
         origin.setdefault("few_shot", origin["train"])
     splits.setdefault("few_shot", splits["train"])  # shots come from train unless the benchmark has its own
+    test_total = len(splits["test"])
+    splits["test"] = pilot_sample(splits["test"], test_limit, seed, task.name)
     for split, rows in splits.items():
         atomic_write_jsonl(out_dir / f"{split}.jsonl", rows)
     atomic_write_json(
@@ -98,7 +116,11 @@ def prepare_task(
             "task_version": task.version,
             "kind": task.kind,
             "counts": {split: len(rows) for split, rows in splits.items()},
-            "provenance": provenance(params={"task": task.name, "data": origin}),
+            "test_total": test_total,
+            "test_limit": test_limit,
+            "provenance": provenance(
+                params={"task": task.name, "data": origin, "test_limit": test_limit, "seed": seed}
+            ),
         },
     )
 

@@ -1,13 +1,14 @@
 """From a benchmark's own row schema to a softeval example, as the task file's field map says.
 
 An example is {id, question, answer, aliases, options, label}: open tasks carry the gold
-answer (extracted from a worked solution where the benchmark has one) and its aliases;
-closed tasks carry the option texts and the gold option's index, and their answer is the
-gold option's text.
+answer (extracted from a worked solution where the benchmark has one) and its aliases, and
+reasoning benchmarks the worked solution itself (solution); closed tasks carry the option
+texts and the gold option's index, and their answer is the gold option's text.
 """
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterable
 from typing import Any
 
@@ -27,8 +28,16 @@ def column(row: dict[str, Any], path: str, where: str) -> Any:
     return value
 
 
+CALCULATOR_ANNOTATION = re.compile(r"<<[^<>]*>>")
+
+
 def gold_from(value: Any, how: str, where: str) -> str:
     """The gold answer from its column: as is, a list's first item, after "####", or the last \\boxed{}."""
+    if isinstance(value, dict) or (isinstance(value, list) and how != "first"):
+        raise InputError(
+            f"{where}: the answer column holds a {type(value).__name__} ({str(value)[:60]}); map dataset.fields.answer "
+            "to a text column, or a list column with answer_from: first (more answers: dataset.fields.aliases)"
+        )
     if how == "first":
         if not isinstance(value, list) or not value:
             raise InputError(f"{where}: expected a non-empty list of answers, got {value!r}")
@@ -83,9 +92,22 @@ def to_example(task: Task, row: dict[str, Any], index: int, role: str, source: s
         label = option_index(column(row, fields["label"], where), names, len(options), where)
         example.update(options=options, label=label, answer=options[label])
         return example
-    example["answer"] = gold_from(column(row, fields["answer"], where), fields.get("answer_from", "value"), where)
-    if "aliases" in fields:
-        example["aliases"] = _unique(column(row, fields["aliases"], where), exclude=example["answer"])
+    answer = column(row, fields["answer"], where)
+    how = fields.get("answer_from", "value")
+    if isinstance(answer, list) and how == "value" and answer and all(isinstance(a, str | int | float) for a in answer):
+        answer, extra = answer[0], answer[1:]  # a list of accepted answers: the first is the gold, the rest aliases
+    else:
+        extra = []
+    example["answer"] = gold_from(answer, how, where)
+    listed = column(row, fields["aliases"], where) if "aliases" in fields else []
+    if not isinstance(listed, list):
+        raise InputError(f"{where}: dataset.fields.aliases names a {type(listed).__name__} column; it must hold a list")
+    example["aliases"] = _unique([*extra, *listed], exclude=example["answer"])
+    if "solution" in fields:
+        solution = str(column(row, fields["solution"], where)).strip()
+        if fields.get("strip_annotations", False):
+            solution = CALCULATOR_ANNOTATION.sub("", solution)
+        example["solution"] = solution
     return example
 
 

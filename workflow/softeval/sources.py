@@ -1,9 +1,11 @@
-"""Real benchmark data: a task's splits from the Hugging Face hub or from a local mirror.
+"""Real benchmark data: a task's splits from the Hugging Face hub, a local mirror, or your own files.
 
-One switch in the config (`data.source`) chooses: `hub` loads with `datasets.load_dataset`
-at the task file's revision; `mirror` reads <mirror>/<task>/<role>.parquet (or .jsonl), the
-files `softeval mirror` writes on a machine with internet, for offline clusters. Either way
-the rows keep the benchmark's own schema; `softeval.fields` maps them to examples.
+For hub tasks one switch in the config (`data.source`) chooses: `hub` loads with
+`datasets.load_dataset` at the task file's revision; `mirror` reads
+<mirror>/<task>/<role>.parquet (or .jsonl), the files `softeval mirror` writes on a machine
+with internet, for offline clusters. A local task (`dataset.source: local`) names its own
+files, one per split (JSONL, CSV or Parquet), and mixes with hub tasks in one config. Either
+way the rows keep the dataset's own schema; `softeval.fields` maps them to examples.
 """
 
 from __future__ import annotations
@@ -19,18 +21,20 @@ from softeval.io import atomic_write_json, read_json
 from softeval.schema import InputError
 from softeval.tasks import Task
 
-MIRROR_FORMATS = (("parquet", "parquet"), ("jsonl", "json"))
+MIRROR_SUFFIXES = ("parquet", "jsonl")
+BUILDERS = {".parquet": "parquet", ".jsonl": "json", ".json": "json", ".csv": "csv"}
 MIRROR_RECORD = "MIRROR.json"
 COMMIT = re.compile(r"^[0-9a-f]{40}$")
 
 
 def roles(task: Task) -> list[str]:
     """The splits a task file names: train, test, and few_shot where the benchmark has its own."""
-    return [role for role in ("train", "test", "few_shot") if role in task.dataset["splits"]]
+    named = task.dataset["files"] if task.dataset["source"] == "local" else task.dataset["splits"]
+    return [role for role in ("train", "test", "few_shot") if role in named]
 
 
 def mirror_file(mirror: Path, task: Task, role: str) -> Path:
-    for suffix, _ in MIRROR_FORMATS:
+    for suffix in MIRROR_SUFFIXES:
         path = mirror / task.name / f"{role}.{suffix}"
         if path.is_file():
             return path
@@ -43,16 +47,16 @@ def mirror_file(mirror: Path, task: Task, role: str) -> Path:
 
 def load_rows(task: Task, role: str, source: str, mirror: Path | None) -> tuple[datasets.Dataset, dict[str, Any]]:
     """The raw rows of one role, and where they came from (for provenance)."""
+    if task.dataset["source"] == "local":
+        path = Path(task.dataset["files"][role])
+        rows = read_file(path, f"the {role} split of task {task.name} (dataset.files.{role})")
+        return rows, {"source": "local", "file": str(path), "sha256": _sha256(path), "fingerprint": rows._fingerprint}
     spec = task.dataset["splits"][role]
     if source == "mirror":
         if mirror is None:
             raise InputError("config key 'data.mirror' is missing; data.source 'mirror' needs the mirror folder")
         path = mirror_file(Path(mirror), task, role)
-        builder = dict(MIRROR_FORMATS)[path.suffix.lstrip(".")]
-        try:
-            rows = datasets.load_dataset(builder, data_files=str(path), split="train")
-        except Exception as err:  # datasets raises many error types for unreadable files
-            raise InputError(f"{path}: cannot read the mirrored split ({str(err).splitlines()[0]})") from None
+        rows = read_file(path, "the mirrored split")
         record = _mirror_record(path.parent).get(path.stem, {})
         return rows, {
             **spec,
@@ -64,6 +68,15 @@ def load_rows(task: Task, role: str, source: str, mirror: Path | None) -> tuple[
         }
     rows = load_hub_split(spec)
     return rows, {**spec, "source": "hub", "commit": resolve_commit(spec), "fingerprint": rows._fingerprint}
+
+
+def read_file(path: Path, what: str) -> datasets.Dataset:
+    """Rows of a JSONL, CSV or Parquet file through `datasets`; an unreadable file is one error line."""
+    try:
+        return datasets.load_dataset(BUILDERS[path.suffix], data_files=str(path), split="train")
+    except Exception as err:  # datasets raises many error types for unreadable files
+        reason = (str(err).splitlines() or [type(err).__name__])[0]
+        raise InputError(f"{path}: cannot read {what} ({reason}); check that it is valid {path.suffix[1:]}") from None
 
 
 def load_hub_split(spec: dict[str, Any]) -> datasets.Dataset:

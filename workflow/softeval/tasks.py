@@ -1,7 +1,8 @@
 """Tasks are data: one YAML file per benchmark, validated, rendered into prompts and targets.
 
 An example is a dict with at least: id, question, answer; closed tasks add options (list of
-option texts) and label (index of the gold option).
+option texts) and label (index of the gold option); reasoning benchmarks add solution (the
+dataset's worked solution, which their target is).
 """
 
 from __future__ import annotations
@@ -14,13 +15,16 @@ from typing import Any
 
 import yaml
 
-from softeval.answers import same_answer
+from softeval.answers import last_boxed, same_answer
 from softeval.io import check_slug
 from softeval.schema import InputError, validate
 from softeval.world import RELATIONS
 
 DOCS = "config/README.md#task-files"
 LETTERS = string.ascii_uppercase
+LAST_BOXED = "last_boxed"  # answer.extract: the last balanced \\boxed{} (braces nest: no regex can)
+TRAIN_MAX = "train_max"  # prompt.max_new_tokens: fit the longest train target (worked solutions)
+TARGET_FIELDS = ("answer", "letter", "solution")
 
 
 @dataclass(frozen=True)
@@ -36,11 +40,12 @@ class Task:
     query_template: str
     target_template: str
     stop: tuple[str, ...]
-    max_new_tokens: int | None
+    max_new_tokens: int | str | None  # tokens, or TRAIN_MAX (resolved per tokenizer by the generate job)
     format_description: str
     format_pattern: re.Pattern[str] | None
-    extract_pattern: re.Pattern[str]
+    extract_pattern: re.Pattern[str] | None  # None: the last balanced \\boxed{} (answer.extract: last_boxed)
     answer_type: str
+    harness: tuple[dict[str, Any], ...] = ()  # lm-evaluation-harness's scores (softeval.harness)
 
     @property
     def closed(self) -> bool:
@@ -60,11 +65,11 @@ class Task:
     def target(self, example: dict[str, Any]) -> str:
         """The expected response, exactly as a formatted answer is written (with its leading space)."""
         letter = LETTERS[example["label"]] if self.closed else ""
-        return self.target_template.format(answer=example["answer"], letter=letter)
+        return self.target_template.format(answer=example["answer"], letter=letter, solution=example.get("solution"))
 
     def option_target(self, example: dict[str, Any], k: int) -> str:
         """Closed tasks: option `k` written as the expected response (" B. <text>")."""
-        return self.target_template.format(answer=example["options"][k], letter=LETTERS[k])
+        return self.target_template.format(answer=example["options"][k], letter=LETTERS[k], solution=None)
 
     def option_responses(self, example: dict[str, Any]) -> list[str]:
         """Closed tasks: every listed option written as a response ("B. <text>")."""
@@ -79,8 +84,12 @@ class Task:
         return self.format_pattern.fullmatch(response) is not None
 
     def extract(self, response: str) -> str | None:
-        match = self.extract_pattern.search(response.strip())
-        return match.group(1) if match else None
+        """The final answer of a formatted response: the pattern's last match (a worked
+        solution may quote intermediate results in the same form before its final line)."""
+        if self.extract_pattern is None:
+            return last_boxed(response)
+        matches = list(self.extract_pattern.finditer(response.strip()))
+        return matches[-1].group(1) if matches else None
 
     def is_strictly_correct(self, response: str, example: dict[str, Any]) -> bool:
         """The usual benchmark score: in format and the extracted answer equals the gold."""
@@ -127,7 +136,9 @@ def _build(data: dict[str, Any], path: Path) -> Task:
     if dataset["source"] == "world":
         _check_world_dataset(dataset, closed, fail)
     else:
-        _check_hub_fields(dataset["fields"], closed, fail)
+        _check_dataset_fields(dataset["fields"], closed, fail)
+    if dataset["source"] == "local":
+        dataset["files"] = _local_files(dataset["files"], path.parent, fail)
     query = data["prompt"]["query"]
     if "{question}" not in query:
         raise fail("prompt.query", "must contain {question}")
@@ -139,13 +150,25 @@ def _build(data: dict[str, Any], path: Path) -> Task:
         if "pattern" not in data["format"]:
             raise fail("format.pattern", "is missing; open tasks need the regular expression of a formatted answer")
         pattern = _compile(data["format"]["pattern"], "format.pattern", fail)
-    extract = _compile(data["answer"]["extract"], "answer.extract", fail)
-    if extract.groups < 1:
-        raise fail("answer.extract", "needs one capturing group around the answer")
+    for index, metric in enumerate(data.get("harness", [])):
+        patterns = {"regex": metric.get("regex")}
+        patterns |= {f"regexes_to_ignore[{i}]": r for i, r in enumerate(metric.get("regexes_to_ignore", []))}
+        for key, regex in patterns.items():
+            if regex is not None:
+                _compile(regex, f"harness[{index}].{key}", fail)
+    extract = None
+    if data["answer"]["extract"] != LAST_BOXED:
+        extract = _compile(data["answer"]["extract"], "answer.extract", fail)
+        if extract.groups < 1:
+            raise fail("answer.extract", "needs one capturing group around the answer")
     try:
-        data["prompt"]["target"].format(answer="x", letter="A")
+        data["prompt"]["target"].format(**dict.fromkeys(TARGET_FIELDS, "x"))
     except (KeyError, IndexError, ValueError) as err:
-        raise fail("prompt.target", f"is not a valid template ({err}); use {{answer}} and {{letter}} only") from None
+        raise fail(
+            "prompt.target", f"is not a valid template ({err}); use {{answer}}, {{letter}} and {{solution}} only"
+        ) from None
+    if "{solution}" in data["prompt"]["target"] and "solution" not in dataset.get("fields", {}):
+        raise fail("prompt.target", "uses {solution} but dataset.fields.solution names no column of worked solutions")
     return Task(
         name=data["name"],
         version=data["version"],
@@ -161,6 +184,7 @@ def _build(data: dict[str, Any], path: Path) -> Task:
         format_pattern=pattern,
         extract_pattern=extract,
         answer_type=data["answer"]["type"],
+        harness=tuple(data.get("harness", [])),
     )
 
 
@@ -175,12 +199,27 @@ def _check_world_dataset(dataset: dict[str, Any], closed: bool, fail: Any) -> No
         raise fail("dataset.n_options", "is missing; closed tasks need the number of options")
 
 
-def _check_hub_fields(fields: dict[str, Any], closed: bool, fail: Any) -> None:
+def _check_dataset_fields(fields: dict[str, Any], closed: bool, fail: Any) -> None:
     needed = ("options", "label") if closed else ("answer",)
     for name in needed:
         if name not in fields:
             kind = "closed" if closed else "open"
             raise fail(f"dataset.fields.{name}", f"is missing; {kind} tasks read it from the dataset")
+
+
+def _local_files(files: dict[str, str], folder: Path, fail: Any) -> dict[str, str]:
+    """A local task's split files, relative to the task file's folder unless absolute; each must exist."""
+    resolved = {}
+    for role, name in files.items():
+        file = Path(name) if Path(name).is_absolute() else folder / name
+        if file.suffix not in (".jsonl", ".json", ".csv", ".parquet"):
+            raise fail(f"dataset.files.{role}", f"is {name!r}; use a .jsonl, .csv or .parquet file")
+        if not file.is_file():
+            raise fail(
+                f"dataset.files.{role}", f"names {file}, which does not exist; fix the path (relative to {folder})"
+            )
+        resolved[role] = str(file)
+    return resolved
 
 
 def _compile(pattern: str, key: str, fail: Any) -> re.Pattern[str]:

@@ -2,12 +2,16 @@
 
 from __future__ import annotations
 
+import math
+from pathlib import Path
 from typing import Any
 
+from softeval.data import load_split
 from softeval.generate import generate_greedy, stop_token_ids
 from softeval.jobs.common import Unit, load_job_model, write_method_outputs
-from softeval.methods import ChatWrap
+from softeval.methods import ChatWrap, response_target
 from softeval.models import ModelOptions
+from softeval.tasks import TRAIN_MAX, Task
 
 
 def load_vllm_model(settings: dict[str, Any]) -> Any:
@@ -23,12 +27,29 @@ def load_vllm_model(settings: dict[str, Any]) -> Any:
     return load
 
 
+def generation_budget(task: Task, tokenizer: Any, data_dir: Path, chat: ChatWrap | None, default: int) -> int:
+    """New tokens a response may take: the task's number, the config's default, or (train_max)
+    the longest train target in this tokenizer's tokens plus 10 %, so worked solutions fit."""
+    if task.max_new_tokens != TRAIN_MAX:
+        return int(task.max_new_tokens or default)
+    targets = [response_target(task.target(dict(row)), chat) for row in load_split(data_dir, "train")]
+    longest = max(len(ids) for ids in tokenizer(targets, add_special_tokens=False)["input_ids"])
+    return math.ceil(longest * 1.1)
+
+
 def run_generate(*, settings: dict[str, Any], **job: Any) -> None:
     """Responses for every output of the job (one per soft-prompt step, else one).
 
     settings: few_shot_k, seed, max_new_tokens, batch_size, chunk_size, backend (hf | vllm), vllm.
     """
     vllm = settings.get("backend", "hf") == "vllm"
+    resolved: list[int] = []  # the job's one budget, resolved on its first chunk (it needs the tokenizer)
+
+    def budget(tokenizer: Any, unit: Unit) -> int:
+        if not resolved:
+            chat = unit.prompts.chat
+            resolved.append(generation_budget(unit.task, tokenizer, job["data_dir"], chat, settings["max_new_tokens"]))
+        return resolved[0]
 
     def rows(model: Any, tokenizer: Any, unit: Unit, chunk: list, vectors: Any, step: int | None) -> list:
         if vllm:
@@ -36,7 +57,7 @@ def run_generate(*, settings: dict[str, Any], **job: Any) -> None:
                 [prompt for _, prompt in chunk],
                 vectors,
                 unit.task.stop,
-                unit.task.max_new_tokens or settings["max_new_tokens"],
+                budget(tokenizer, unit),
                 stop_token_ids(model, tokenizer),
             )
         else:
@@ -46,7 +67,7 @@ def run_generate(*, settings: dict[str, Any], **job: Any) -> None:
                 [prompt for _, prompt in chunk],
                 vectors=vectors,
                 stops=unit.task.stop,
-                max_new_tokens=unit.task.max_new_tokens or settings["max_new_tokens"],
+                max_new_tokens=budget(tokenizer, unit),
                 batch_size=settings["batch_size"],
                 shared_prefix=unit.prompts.shared_prefix,
             )

@@ -2,7 +2,8 @@
 
 Open tasks take all three verdicts from the judge. Closed tasks take knowledge from the
 option log-likelihoods (the likeliest option is the gold one) and format/strict from the
-judge; the judge's "gold mentioned" verdict is kept beside it.
+judge; the judge's "gold mentioned" verdict is kept beside it. Tasks that name
+lm-evaluation-harness's scores (softeval.harness) get them per example too ("lm_eval").
 """
 
 from __future__ import annotations
@@ -11,6 +12,7 @@ from pathlib import Path
 from typing import Any
 
 from softeval.data import load_split
+from softeval.harness import harness_scores
 from softeval.io import atomic_write_jsonl, read_jsonl
 from softeval.judge import Judge, RuleJudge
 from softeval.schema import InputError
@@ -106,6 +108,8 @@ def run_judge(
                 "response": row["response"],
                 "knowledge_from": "judge",
             }
+            if "solution" in example:  # the gold is a worked solution: its final answer, for the reader
+                record["answer"] = example["answer"]
             if options is not None:
                 record |= {
                     "knowledge": options[k]["chosen"] == example["label"],
@@ -113,5 +117,7 @@ def run_judge(
                     "mentions_gold": verdict.knowledge,
                     "knowledge_from": "loglik",
                 }
+            if task.harness:
+                record["lm_eval"] = harness_scores(task, example, row["response"], options[k] if options else None)
             scored.append(record)
         atomic_write_jsonl(out, scored)

@@ -9,7 +9,7 @@ import numpy as np
 import pandas as pd
 
 from softeval import figures
-from softeval.aggregate import load_summary
+from softeval.aggregate import load_summary, pilot_note
 from softeval.analysis import (
     ALL_TASKS,
     BASELINES,
@@ -96,13 +96,14 @@ def run_tables(*, summary_path: Path, scores_root: Path, zoo_csv: Path | None, p
     summary = load_summary(summary_path)
     settings = settings_from(params)
     truth = ground_truth(zoo_csv)
+    pilot = pilot_note(summary)
     swap = swap_distance_table(summary, per_example_reader(scores_root, summary, settings.metric), settings, truth)
     write_table(
         swap.drop(columns=["base_ranking", "post_ranking"]),
         out_dir / "swap_distance",
         "Swap distance between the base-model ranking under each method and the post-trained ranking "
         f"({settings.reference_method}); ties broken alphabetically (min/max over all tie-breaks), "
-        "95% bootstrap interval over test examples",
+        "95% bootstrap interval over test examples" + pilot,
         best={k: v for k, v in SWAP_BEST.items() if k in swap.columns},
         group="task",
     )
@@ -111,14 +112,14 @@ def run_tables(*, summary_path: Path, scores_root: Path, zoo_csv: Path | None, p
         consensus,
         out_dir / "consensus",
         "Kemeny consensus of the per-task base rankings under each method (exact integer program), its total "
-        "swap distance to them, and its distance to the consensus of the post-trained rankings",
+        "swap distance to them, and its distance to the consensus of the post-trained rankings" + pilot,
         best={k: "min" for k in ("distance_to_post", "distance_to_truth") if k in consensus.columns},
     )
     gap = score_gap_table(summary, settings)
     write_table(
         gap,
         out_dir / "score_gap",
-        "Score gap: post-trained minus base strict score of the same model and method (mean over models)",
+        "Score gap: post-trained minus base strict score of the same model and method (mean over models)" + pilot,
         best={"gap_abs": "min"},
         group="task",
     )
@@ -136,13 +137,13 @@ def run_tables(*, summary_path: Path, scores_root: Path, zoo_csv: Path | None, p
         checks,
         out_dir / "unit_checks",
         f"Per base model and task, soft prompt at step {settings.final_step}: {summary_line(checks, settings.metric)}. "
-        "only_*: test examples only one of the two methods gets right; p_vs_*: exact McNemar p-value",
+        "only_*: test examples only one of the two methods gets right; p_vs_*: exact McNemar p-value" + pilot,
     )
     write_table(
         knowledge_format_table(summary),
         out_dir / "knowledge_format",
         "Knowledge, format and strict accuracy per role, method and tuning step (mean over models and tasks; "
-        "_low/_high: mean 95% bootstrap bounds)",
+        "_low/_high: mean 95% bootstrap bounds)" + pilot,
     )
 
 
@@ -173,4 +174,4 @@ def run_claims(*, summary_path: Path, swap_csv: Path, params: dict, out_stem: Pa
             )
             + "."
         )
-    write_claims(claims, out_stem, note)
+    write_claims(claims, out_stem, note, pilot_note(summary))
