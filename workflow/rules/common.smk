@@ -87,10 +87,12 @@ def split_files(split):
 
 
 def prepare_inputs(wildcards):
-    """A world task needs the world; a real task read from a local mirror needs its files."""
+    """A world task needs the world; a local task its files; a real task read from a local mirror its files."""
     inputs = {"task": f"{TASK_DIR}/{wildcards.task}.yaml"}
     if TASK_SOURCES.get(wildcards.task) == "world":
         inputs["world"] = "results/world/world.json"
+    elif TASK_SOURCES.get(wildcards.task) == "local":
+        inputs["files"] = [portable(f) for f in load_task(TASK_DIR, wildcards.task).dataset["files"].values()]
     elif DATA["source"] == "mirror" and MIRROR:
         folder = Path(MIRROR) / wildcards.task
         inputs["mirror"] = sorted(str(p) for p in folder.glob("*") if p.suffix in (".parquet", ".jsonl"))
@@ -98,10 +100,16 @@ def prepare_inputs(wildcards):
 
 
 def prepare_source_args(wildcards, input):
+    """Where the rows come from, and the pilot run's test limit (with the seed that samples it)."""
+    limit = EVAL["test_limit_per_task"].get(wildcards.task, EVAL["test_limit"])
+    args = [f"--test-limit {limit} --seed {config['seed']}"] if limit else []
     if TASK_SOURCES.get(wildcards.task) == "world":
-        return f"--world {input.world}"
-    args = f"--source {DATA['source']}"
-    return args + (f" --mirror {shlex.quote(MIRROR)}" if DATA["source"] == "mirror" else "")
+        args.append(f"--world {input.world}")
+    elif TASK_SOURCES.get(wildcards.task) != "local":
+        args.append(f"--source {DATA['source']}")
+        if DATA["source"] == "mirror":
+            args.append(f"--mirror {shlex.quote(MIRROR)}")
+    return " ".join(args)
 
 
 def pretrain_params(wildcards):
@@ -145,12 +153,15 @@ wildcard_constraints:
 
 
 def model_ref(wildcards):
-    """What a job loads: the zoo's or the random model's directory, or the entry's id (hub id or directory)."""
+    """What a job loads: the zoo's, the random or the converted GGUF model's directory, or the entry's id
+    (hub id or directory)."""
     kind = KINDS[wildcards.model]
     if kind == "zoo":
         return f"results/zoo/{wildcards.model}/{wildcards.role}"
     if kind == "random":
         return f"results/random/{wildcards.model}/{wildcards.role}"
+    if kind == "gguf":
+        return f"results/gguf/{wildcards.model}"
     return model_entry(config, wildcards.model)[wildcards.role]["id"]
 
 

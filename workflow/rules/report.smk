@@ -3,7 +3,8 @@
 
 rule aggregate:
     input:
-        all_scores(),
+        scores=all_scores(),
+        meta=expand("results/data/{task}/meta.json", task=TASKS),
     output:
         csv=report("results/tables/scores.csv", caption="../report/scores.rst", category="Tables"),
         parquet="results/tables/scores.parquet",
@@ -14,7 +15,8 @@ rule aggregate:
     conda:
         "../../envs/softeval.yaml"
     shell:
-        "python -m softeval aggregate --scores-root results/scores --scores {input} --params {params.spec:q} "
+        "python -m softeval aggregate --scores-root results/scores --scores {input.scores} --meta {input.meta} "
+        "--params {params.spec:q} "
         "--out-csv {output.csv} --out-parquet {output.parquet} 2> {log}"
 
 

@@ -13,7 +13,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from softeval.io import atomic_write_json
+from softeval.io import atomic_write_json, read_json
 from softeval.schema import InputError
 
 
@@ -47,7 +47,18 @@ def cmd_prepare(args: argparse.Namespace) -> None:
     (task,) = _tasks(args.task_dir, [args.task])
     world = Path(args.world) if args.world else None
     mirror = Path(args.mirror) if args.mirror else None
-    prepare_task(task, Path(args.out), world, args.source, mirror)
+    prepare_task(task, Path(args.out), world, args.source, mirror, args.test_limit, args.seed)
+
+
+def cmd_convert_gguf(args: argparse.Namespace) -> None:
+    from softeval.gguf import convert_gguf, locate_gguf
+
+    try:
+        spec = json.loads(args.gguf) if args.gguf.lstrip().startswith("{") else {"path": args.gguf}
+    except ValueError as err:
+        raise InputError(f"--gguf: neither a file path nor a JSON object ({err})") from None
+    record = convert_gguf(locate_gguf(spec, args.root), Path(args.out))
+    print(f"{args.out}: float32 model from {record['gguf']} (sha256 {record['sha256'][:16]}...)")
 
 
 def cmd_random_tokenizer(args: argparse.Namespace) -> None:
@@ -257,8 +268,12 @@ def cmd_aggregate(args: argparse.Namespace) -> None:
     from softeval.aggregate import aggregate_scores, write_summary
 
     params = json.loads(args.params)
+    totals = {}
+    for path in args.meta:
+        meta = read_json(Path(path))
+        totals[meta["task"]] = meta.get("test_total", meta["counts"]["test"])
     table = aggregate_scores(
-        Path(args.scores_root), [Path(p) for p in args.scores], params["bootstrap"], params["seed"]
+        Path(args.scores_root), [Path(p) for p in args.scores], params["bootstrap"], params["seed"], totals
     )
     write_summary(table, Path(args.out_csv), Path(args.out_parquet))
 
@@ -336,6 +351,13 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--world", help="the world file (world tasks)")
     p.add_argument("--source", choices=["hub", "mirror"], default="hub", help="real tasks: hub or local mirror")
     p.add_argument("--mirror", help="the local mirror folder (--source mirror)")
+    p.add_argument("--test-limit", type=int, help="pilot run: keep a seeded sample of this many test examples")
+    p.add_argument("--seed", type=int, default=0, help="seed of the pilot sample")
+    p.add_argument("--out", required=True)
+
+    p = add("convert-gguf", cmd_convert_gguf, "convert a GGUF checkpoint to a float32 Hugging Face directory")
+    p.add_argument("--gguf", required=True, help='a .gguf file, or JSON {"path"} / {"package", "file"}')
+    p.add_argument("--root", default=".", help="folder a relative path is relative to")
     p.add_argument("--out", required=True)
 
     p = add("random-tokenizer", cmd_random_tokenizer, "a Llama-style BPE tokenizer of real vocabulary size")
@@ -428,6 +450,7 @@ def build_parser() -> argparse.ArgumentParser:
     p = add("aggregate", cmd_aggregate, "one row per model, role, task, method and step")
     p.add_argument("--scores-root", required=True, help="results/scores")
     p.add_argument("--scores", nargs="+", required=True)
+    p.add_argument("--meta", nargs="*", default=[], help="results/data/<task>/meta.json (test split sizes)")
     p.add_argument("--params", required=True, help='JSON: {"bootstrap": resamples, "seed"}')
     p.add_argument("--out-csv", required=True)
     p.add_argument("--out-parquet", required=True)

@@ -78,6 +78,20 @@ def check_config(config: dict[str, Any], source: str, workflow_root: Path) -> di
             f"{source}: key 'tasks' has no world task, but embedded-zoo models are pre-trained on the world's "
             "tasks; add one (e.g. world_numeric) or use hub models"
         )
+    for task in config["evaluation"]["test_limit_per_task"]:
+        if task not in config["tasks"]:
+            raise InputError(
+                f"{source}: key 'evaluation.test_limit_per_task.{task}' names a task the config does not evaluate; "
+                f"use one of {', '.join(config['tasks'])}"
+            )
+    for index, model in enumerate(config["models"]):
+        if "gguf" in model:
+            from softeval.gguf import locate_gguf
+
+            try:
+                locate_gguf(model["gguf"], workflow_root)
+            except InputError as err:
+                raise InputError(f"{source}: key 'models[{index}].gguf': {err}") from None
     if "hub" in sources and config["data"]["source"] == "mirror" and not config["data"].get("mirror"):
         raise InputError(f"{source}: key 'data.mirror' is missing; data.source 'mirror' needs the mirror folder")
     return config
@@ -86,19 +100,21 @@ def check_config(config: dict[str, Any], source: str, workflow_root: Path) -> di
 def _check_model_entry(model: dict[str, Any], index: int, source: str) -> None:
     """What the schema cannot say about a model entry's roles."""
     key = f"{source}: key 'models[{index}]"
+    built = "random" if "random" in model else "gguf" if "gguf" in model else None
     for role in ("base", "post"):
         entry = model.get(role) or {}
-        if "random" in model and "id" in entry:
-            raise InputError(f"{key}.{role}.id': a random model is built locally; remove the id")
-        if "random" not in model and role in model and "id" not in entry:
+        if built and "id" in entry:
+            raise InputError(f"{key}.{role}.id': a {built} model is built locally; remove the id")
+        if not built and role in model and "id" not in entry:
             raise InputError(f"{key}.{role}.id' is missing; give a hub id (owner/name) or a local directory")
     if (model.get("base") or {}).get("chat_template"):
         raise InputError(f"{key}.base.chat_template': base models never use a chat template; remove it")
 
 
 def model_kind(model: dict[str, Any]) -> str:
-    """zoo (embedded recipe), random (built locally for smoke runs) or checkpoint (hub id / directory)."""
-    return "zoo" if "zoo" in model else "random" if "random" in model else "checkpoint"
+    """zoo (embedded recipe), random (built locally for smoke runs), gguf (a GGUF file converted
+    locally) or checkpoint (hub id / directory)."""
+    return next((kind for kind in ("zoo", "random", "gguf") if kind in model), "checkpoint")
 
 
 def model_options(model: dict[str, Any], role: str) -> dict[str, Any]:

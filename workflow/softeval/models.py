@@ -8,6 +8,7 @@ dtype, device_map, trust_remote_code (off unless the model entry opts in) and ch
 from __future__ import annotations
 
 import hashlib
+import json
 import re
 from dataclasses import dataclass
 from pathlib import Path
@@ -15,6 +16,7 @@ from typing import Any
 
 import torch
 
+from softeval.gguf import SOURCE_RECORD
 from softeval.schema import InputError
 
 HASHED_WEIGHTS_LIMIT = 200 * 2**20  # hash local weights up to 200 MiB; above, trust the revision
@@ -114,7 +116,10 @@ def model_identity(ref: Path | str, model: Any, options: ModelOptions | None = N
     path = Path(ref)
     revision = getattr(model.config, "_commit_hash", None) or (options.revision if options else None)
     weights = sorted(path.glob("*.safetensors")) if path.is_dir() else []
-    if weights and sum(w.stat().st_size for w in weights) <= HASHED_WEIGHTS_LIMIT:
+    converted = path / SOURCE_RECORD if path.is_dir() else None
+    if converted is not None and converted.is_file():  # a converted GGUF file: the file's hash names the weights
+        revision = f"gguf-sha256:{json.loads(converted.read_text())['sha256'][:16]}"
+    elif weights and sum(w.stat().st_size for w in weights) <= HASHED_WEIGHTS_LIMIT:
         digest = hashlib.sha256()
         for w in weights:
             digest.update(w.read_bytes())

@@ -260,8 +260,15 @@ def load_prompt(path: Path | str) -> tuple[torch.Tensor, dict[str, Any]]:
     return vectors, meta
 
 
-def export_peft(out_dir: Path | str, vectors: torch.Tensor, model: Any, base_model_name_or_path: str) -> None:
-    """Write a PEFT prompt-tuning adapter that `peft.PeftModel.from_pretrained` loads."""
+def export_peft(
+    out_dir: Path | str,
+    vectors: torch.Tensor,
+    model: Any,
+    base_model_name_or_path: str,
+    metadata: dict[str, str] | None = None,
+) -> None:
+    """Write a PEFT prompt-tuning adapter that `peft.PeftModel.from_pretrained` loads; `metadata`
+    goes into its safetensors header (a prompt trained inside a chat template says which)."""
     from peft import PromptTuningConfig
 
     config = PromptTuningConfig(
@@ -276,7 +283,8 @@ def export_peft(out_dir: Path | str, vectors: torch.Tensor, model: Any, base_mod
     )
     with atomic_directory(Path(out_dir)) as tmp:
         config.save_pretrained(str(tmp))
-        save_file({"prompt_embeddings": vectors.detach().contiguous().cpu()}, str(tmp / "adapter_model.safetensors"))
+        weights = {"prompt_embeddings": vectors.detach().contiguous().cpu()}
+        save_file(weights, str(tmp / "adapter_model.safetensors"), metadata=metadata)
 
 
 def import_peft(adapter_dir: Path | str) -> torch.Tensor:

@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import dataclasses
+import hashlib
+import json
 import time
 from pathlib import Path
 from typing import Any
@@ -10,11 +12,19 @@ from typing import Any
 from softeval.data import load_split
 from softeval.io import atomic_write_json, atomic_write_text
 from softeval.jobs.common import load_job_model
-from softeval.methods import build_prompts, response_target
+from softeval.methods import ChatWrap, build_prompts, response_target
 from softeval.models import ModelOptions, model_identity
 from softeval.provenance import provenance
 from softeval.softprompt import TuneConfig, export_peft, lr_factor, save_prompt, tune
 from softeval.tasks import Task
+
+
+def chat_record(tokenizer: Any, chat: ChatWrap) -> dict[str, str]:
+    """Which chat template a prompt was trained inside: the template's hash and the text around the user turn."""
+    template = (
+        tokenizer.chat_template if isinstance(tokenizer.chat_template, str) else json.dumps(tokenizer.chat_template)
+    )
+    return {"sha256": hashlib.sha256(template.encode()).hexdigest()[:16], "head": chat.head, "tail": chat.tail}
 
 
 def snapshot_name(step: int) -> str:
@@ -44,11 +54,10 @@ def run_tune(
     prompts = build_prompts(task, "zero_shot", train, chat=chat).prompts
     pairs = [(prompt, response_target(task.target(ex), chat)) for prompt, ex in zip(prompts, train, strict=True)]
     identity = model_identity(ref, model, options)
-    record = provenance(
-        {"tune": dataclasses.asdict(config), "task": task.name, "task_version": task.version},
-        seed=config.seed,
-        **identity,
-    )
+    params: dict[str, Any] = {"tune": dataclasses.asdict(config), "task": task.name, "task_version": task.version}
+    if chat is not None:  # the prompt learnt to sit inside this template: an adapter says which
+        params["chat_template"] = chat_record(tokenizer, chat)
+    record = provenance(params, seed=config.seed, **identity)
 
     def write_snapshot(step: int, vectors: Any) -> None:
         save_prompt(out_dir / snapshot_name(step), vectors, {**record, "step": step})
@@ -67,7 +76,8 @@ def run_tune(
         "snapshots": sorted(result.snapshots),
     }
     save_prompt(out_dir / "prompt.safetensors", result.vectors, {**record, "step": config.steps})
-    export_peft(out_dir / "peft", result.vectors, model, ref)
+    chat_meta = {"softeval_chat_template": json.dumps(params["chat_template"])} if chat is not None else None
+    export_peft(out_dir / "peft", result.vectors, model, ref, chat_meta)
     curve = "".join(
         f"{step},{loss:.6f},{config.lr * lr_factor(step, config):.6g}\n" for step, loss in enumerate(result.losses)
     )
