@@ -310,3 +310,9 @@ def test_a_local_task_mixes_with_hub_tasks_in_one_workflow(tmp_path):
     plan = snakemake(work, "-n", *targets, configfile=config)
     assert "prepare_task" in plan.stdout and "wildcards: task=capitals" in plan.stdout  # a changed file reruns
     assert "wildcards: task=triviaqa" not in plan.stdout
+
+
+def test_a_local_file_of_unknown_kind_is_refused_at_load(tmp_path):
+    (tmp_path / "capitals.yaml").write_text(OWN_TASK.format(suffix="txt"))
+    with pytest.raises(InputError, match=r"key 'dataset.files.train' is 'data/train.txt'; use a JSONL, CSV or Parquet"):
+        load_task(tmp_path, "capitals")

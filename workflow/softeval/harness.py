@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import re
 import string
-from collections.abc import Sequence
 from typing import Any
 
 from softeval.answers import cut_at_stop
@@ -94,8 +93,3 @@ def harness_scores(
             wanted = golds(example, metric.get("gold", "answers"))
             scores[metric["name"]] = any(exact_match(prediction, gold, metric) for gold in wanted)
     return scores
-
-
-def harness_columns(tasks: Sequence[Task]) -> list[str]:
-    """Every harness score name the tasks define, in order of first appearance."""
-    return list(dict.fromkeys(metric["name"] for task in tasks for metric in task.harness))

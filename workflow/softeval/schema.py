@@ -56,6 +56,9 @@ def _describe(error: jsonschema.ValidationError, docs: str) -> str:
     if error.validator == "enum":
         choices = ", ".join(repr(c) for c in error.validator_value)
         return f"key '{where}' is {error.instance!r}; use one of {choices}"
+    if error.validator == "pattern" and not error.validator_value.startswith("^[a-z0-9]"):
+        wanted = error.schema.get("description", f"text matching {error.validator_value}")
+        return f"key '{where}' is {error.instance!r}; use {wanted} (see {docs})"
     if error.validator == "pattern":
         return (
             f"key '{where}' is {error.instance!r}; use 1-64 characters of a-z, 0-9, '_' and '-', "

@@ -212,8 +212,6 @@ def _local_files(files: dict[str, str], folder: Path, fail: Any) -> dict[str, st
     resolved = {}
     for role, name in files.items():
         file = Path(name) if Path(name).is_absolute() else folder / name
-        if file.suffix not in (".jsonl", ".json", ".csv", ".parquet"):
-            raise fail(f"dataset.files.{role}", f"is {name!r}; use a .jsonl, .csv or .parquet file")
         if not file.is_file():
             raise fail(
                 f"dataset.files.{role}", f"names {file}, which does not exist; fix the path (relative to {folder})"
