@@ -7,9 +7,8 @@ import json
 import pytest
 
 from softeval.judge import RuleJudge
-from softeval.judge_validation import cohen_kappa, load_validation, validate_judge
+from softeval.judge_validation import cohen_kappa, load_validation, validate_judge, validation_tasks
 from softeval.schema import InputError
-from softeval.tasks import load_task
 from tests.conftest import ROOT, TASK_DIR
 
 VALIDATION = ROOT / "config" / "judges" / "validation.jsonl"
@@ -32,8 +31,7 @@ STYLES = {
 @pytest.fixture(scope="module")
 def summary():
     rows = load_validation(VALIDATION)
-    tasks = {name: load_task(TASK_DIR, name) for name in sorted({row["task"] for row in rows})}
-    return validate_judge(RuleJudge(), tasks, rows)
+    return validate_judge(RuleJudge(), validation_tasks(rows, TASK_DIR), rows)
 
 
 def test_the_set_covers_every_style_of_every_task():

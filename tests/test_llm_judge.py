@@ -9,10 +9,10 @@ import torch
 
 from softeval.data import prepare_task
 from softeval.jobs.judge import make_judge, run_judge
-from softeval.judge_validation import load_validation, validate_judge
+from softeval.judge_validation import load_validation, validate_judge, validation_tasks
 from softeval.llm_judge import CascadeJudge, HFJudge, JudgePrompts, VerdictCache
 from softeval.schema import InputError
-from tests.conftest import NUMERIC, ROOT
+from tests.conftest import NUMERIC, ROOT, TASK_DIR
 
 PROMPTS = ROOT / "config" / "judges" / "default.yaml"
 
@@ -137,5 +137,6 @@ def test_hf_judge_end_to_end_in_the_judge_job_and_on_the_validation_set(judge_mo
     rows = [json.loads(x) for x in out.read_text().splitlines()]
     assert all(r["judge"] == "rule" for r in rows[1::2])  # right and formatted: the rule is certain
     assert all(r["judge"].startswith("hf:") for r in rows[0::2])
-    summary = validate_judge(make_judge(spec), tasks, load_validation(ROOT / "config" / "judges" / "validation.jsonl"))
+    rows = load_validation(ROOT / "config" / "judges" / "validation.jsonl")
+    summary = validate_judge(make_judge(spec), validation_tasks(rows, TASK_DIR), rows)
     assert summary["n"] >= 150 and 0.0 <= summary["knowledge"]["accuracy"] <= 1.0

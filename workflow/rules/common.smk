@@ -17,6 +17,7 @@ from softeval.config import (
     task_dir,
     workdir_relative,
 )
+from softeval.gguf import locate_gguf
 from softeval.methods import unit_name
 from softeval.tasks import load_task
 from softeval.schema import InputError
@@ -163,6 +164,11 @@ def model_ref(wildcards):
     if kind == "gguf":
         return f"results/gguf/{wildcards.model}"
     return model_entry(config, wildcards.model)[wildcards.role]["id"]
+
+
+def gguf_file(wildcards):
+    """A GGUF model's file (a path, or inside an installed package): a new file reruns its conversion."""
+    return portable(locate_gguf(model_entry(config, wildcards.model)["gguf"], ROOT))
 
 
 def model_inputs(wildcards):

@@ -2,14 +2,13 @@
 
 
 rule convert_gguf:
+    input:
+        gguf=gguf_file,
     output:
         directory("results/gguf/{model}"),
-    params:
-        gguf=lambda wildcards: json.dumps(model_entry(config, wildcards.model)["gguf"], sort_keys=True),
-        root=ROOT,
     log:
         "logs/convert_gguf/{model}.log",
     conda:
         "../../envs/softeval.yaml"
     shell:
-        "python -m softeval convert-gguf --gguf {params.gguf:q} --root {params.root:q} --out {output} 2> {log}"
+        "python -m softeval convert-gguf --gguf {input.gguf:q} --out {output} 2> {log}"

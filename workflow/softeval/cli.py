@@ -243,13 +243,11 @@ def cmd_judge_validate(args: argparse.Namespace) -> None:
     import pandas as pd
 
     from softeval.jobs.judge import make_judge
-    from softeval.judge_validation import LABELS, load_validation, validate_judge
+    from softeval.judge_validation import LABELS, load_validation, validate_judge, validation_tasks
     from softeval.publish import write_table
-    from softeval.tasks import load_task
 
     rows = load_validation(Path(args.validation))
-    tasks = {name: load_task(args.task_dir, name) for name in sorted({row["task"] for row in rows})}
-    summary = validate_judge(make_judge(json.loads(args.params)), tasks, rows)
+    summary = validate_judge(make_judge(json.loads(args.params)), validation_tasks(rows, args.task_dir), rows)
     table = pd.DataFrame(
         [{"judge": summary["judge"], "label": label, "n": summary["n"], **summary[label]} for label in LABELS]
     )

@@ -40,6 +40,13 @@ def load_validation(path: Path) -> list[dict[str, Any]]:
     return rows
 
 
+def validation_tasks(rows: list[dict[str, Any]], task_dir: Path | str) -> dict[str, Task]:
+    """The task file of every task the labelled rows ask about (world and real benchmarks)."""
+    from softeval.tasks import load_task
+
+    return {name: load_task(task_dir, name) for name in sorted({row["task"] for row in rows})}
+
+
 def cohen_kappa(a: list[bool], b: list[bool]) -> float:
     """Agreement beyond chance between two binary labelings (1 = perfect, 0 = chance)."""
     n = len(a)
