@@ -125,6 +125,9 @@ def test_generation_budget_fits_the_longest_train_solution(tmp_path, gsm8k):
         ("Leigh has 16 shells, so 4 each.", "16", "Leigh has 16 shells and 4 friends. How many each?", "number", False),
         ("So the answer is 16.", "16", "Leigh has 16 shells. How many?", "number", True),
         ("Parisian", "Paris", "Capital of France?", "span", False),
+        ("Kelmir2", "Kelmir", "What is the capital of Vilor?", "text", False),
+        ("Kelmir's walls", "Kelmir", "What is the capital of Vilor?", "text", True),
+        ("2x12=24 shells", "12", "How many?", "number", True),
     ],
 )
 def test_gold_counts_on_word_boundaries_and_not_in_the_echoed_question(response, gold, question, answer_type, known):

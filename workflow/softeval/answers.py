@@ -78,14 +78,17 @@ def mentions(response: str, gold: str, answer_type: str, question: str = "") -> 
     return False
 
 
-_WORD = re.compile(r"-?(?:\d[\d,]*(?:\.\d+)?|\.\d+)|[^\W\d_]+(?:-[^\W\d_]+)*|\d+")
+# Numbers stand alone ("2x12" states 2 and 12); in text, letters and digits make one word ("Kelmir2"
+# is not "Kelmir") and a hyphenated compound is one word ("Guinea-Bissau" is not "Bissau").
+_NUMBER_WORD = re.compile(r"-?(?:\d[\d,]*(?:\.\d+)?|\.\d+)|[^\W\d_]+")
+_TEXT_WORD = re.compile(r"[^\W_]+(?:-[^\W_]+)*")
 
 
 def _words(text: str, answer_type: str) -> list[str]:
-    """Words (hyphenated compounds kept whole) and numbers, in the answer type's canonical form."""
-    words = _WORD.findall(text.lower())
+    """The words of `text` in the answer type's canonical form (numbers normalised, articles dropped)."""
     if answer_type == "number":
-        return [_normalize_number(w) if NUMBER.fullmatch(w) else w for w in words]
+        return [_normalize_number(w) if NUMBER.fullmatch(w) else w for w in _NUMBER_WORD.findall(text.lower())]
+    words = _TEXT_WORD.findall(text.lower())
     if answer_type == "span":
         words = [w for w in words if not ARTICLES.fullmatch(w)]
     return words
