@@ -18,7 +18,7 @@ import pandas as pd
 
 from softeval.judge import Judge
 from softeval.schema import InputError
-from softeval.tasks import Task
+from softeval.tasks import Task, load_task
 
 LABELS = ("knowledge", "format")
 FIELDS = ("id", "task", "category", "question", "answer", "response", *LABELS)
@@ -42,8 +42,6 @@ def load_validation(path: Path) -> list[dict[str, Any]]:
 
 def validation_tasks(rows: list[dict[str, Any]], task_dir: Path | str) -> dict[str, Task]:
     """The task file of every task the labelled rows ask about (world and real benchmarks)."""
-    from softeval.tasks import load_task
-
     return {name: load_task(task_dir, name) for name in sorted({row["task"] for row in rows})}
 
 
