@@ -7,6 +7,7 @@ from pathlib import Path
 from snakemake.exceptions import WorkflowError
 from snakemake.utils import validate
 
+from softeval.cpu_kernels import pin as pin_cpu_kernels
 from softeval.config import (
     check_config,
     model_entry,
@@ -41,6 +42,8 @@ except InputError as err:
     raise WorkflowError(str(err)) from None
 # The same schema through Snakemake's own validator (defaults are already filled in).
 validate(config, "../schemas/config.schema.yaml", set_default=True)
+# Every job inherits this process's environment (a cluster job re-reads this file first).
+pin_cpu_kernels(config["cpu_kernels"])
 
 TASKS = list(config["tasks"])
 MODELS = [m["name"] for m in config["models"]]
@@ -123,6 +126,8 @@ def pretrain_params(wildcards):
             "size": ZOO["sizes"][model["zoo"]["size"]],
             "pretrain": ZOO["pretrain"],
             "seed": config["seed"],
+            # the weights' bytes depend on it: changing it retrains the zoo (and so reruns its jobs)
+            "cpu_kernels": config["cpu_kernels"],
         },
         sort_keys=True,
     )

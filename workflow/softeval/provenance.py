@@ -9,6 +9,7 @@ from importlib import metadata
 from typing import Any
 
 import softeval
+from softeval import cpu_kernels
 
 PACKAGES = ("torch", "transformers", "tokenizers", "datasets", "safetensors")
 
@@ -36,5 +37,6 @@ def provenance(params: dict[str, Any], seed: int | None = None, **extra: Any) ->
         "params_hash": params_hash(params),
         "seed": seed,
         "versions": package_versions(),
+        "cpu_kernels": cpu_kernels.in_effect(),
         **extra,
     }
