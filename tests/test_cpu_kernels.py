@@ -4,7 +4,6 @@ which path the machine would pick (emulated here by the capability ATen is told 
 from __future__ import annotations
 
 import hashlib
-import os
 import shutil
 
 import pytest
@@ -27,9 +26,7 @@ def test_portable_sets_the_paths_and_native_leaves_the_environment():
 
 
 @pytest.mark.integration
-@pytest.mark.skipif(
-    torch.backends.cpu.get_cpu_capability() not in ("AVX2", "AVX512"), reason="needs a CPU with AVX2"
-)
+@pytest.mark.skipif(torch.backends.cpu.get_cpu_capability() not in ("AVX2", "AVX512"), reason="needs a CPU with AVX2")
 def test_zoo_bytes_do_not_depend_on_the_cpu_capability_under_portable(tmp_path, monkeypatch):
     """Each job inherits the environment snakemake was started with; under portable the workflow
     replaces the capability setting, under native it is the machine's (here: what it is told)."""
