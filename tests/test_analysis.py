@@ -19,8 +19,8 @@ from softeval.analysis import (
     score_gap_table,
     swap_distance_table,
 )
-from softeval.claims import check_claims
-from softeval.jobs.tables import per_example_reader, run_claims, run_figures, run_tables
+from softeval.claims import Inputs, check_claims, claim_verdicts
+from softeval.jobs.tables import UnitReader, per_example_reader, run_claims, run_figures, run_tables
 from softeval.review import format_example, list_units, unit_examples
 from softeval.schema import InputError
 
@@ -133,10 +133,21 @@ def test_score_gap_and_knowledge_format(results):
 def test_claims_are_computed(results):
     summary = summary_of(results)
     swap = swap_distance_table(summary, per_example_reader(results / "scores", summary, "strict"), SETTINGS)
-    claims = check_claims(summary, swap, SETTINGS).set_index("claim")
-    assert claims.loc["b", "holds"] and claims.loc["c", "holds"] and claims.loc["d", "holds"]
-    assert "zero-shot 6" in claims.loc["d", "evidence"]
-    assert not claims.loc["a", "holds"]  # knowledge rises by more than 0.05 between steps 0 and 4
+    reader = UnitReader(results / "scores")
+    inputs = Inputs(
+        summary=summary, swap=swap, read=reader, closed_tasks=reader.closed_tasks(summary), settings=SETTINGS
+    )
+    parts = check_claims(inputs)
+    verdicts = claim_verdicts(parts)
+    assert verdicts[3] == "holds"  # 0 swaps against 6 (zero- and few-shot), 10 examples per unit
+    three = parts[parts["claim"] == 3].set_index("part")
+    assert (
+        "soft prompt 0" in three.loc["vs zero-shot", "evidence"]
+        and "zero-shot 6" in three.loc["vs zero-shot", "evidence"]
+    )
+    # knowledge is the strict score plus the last example: it moves with the strict score from step 0 to 4
+    assert verdicts[1] == "refuted"
+    assert reader.closed_tasks(summary) == set()
 
 
 def test_table_figure_and_claim_jobs_write_every_file(results, tmp_path):
@@ -145,6 +156,7 @@ def test_table_figure_and_claim_jobs_write_every_file(results, tmp_path):
     run_tables(
         summary_path=summary,
         scores_root=results / "scores",
+        loglik_root=results / "loglik",
         zoo_csv=results / "tables" / "zoo.csv",
         params=params,
         out_dir=tmp_path,
@@ -158,7 +170,9 @@ def test_table_figure_and_claim_jobs_write_every_file(results, tmp_path):
     assert (a["only_soft_prompt_vs_zero_shot"], a["only_zero_shot"]) == (7, 0)
     assert a["p_vs_zero_shot"] == pytest.approx(2 * 0.5**7, abs=1e-4) and bool(a["strict_ok"])
     assert (c["only_soft_prompt_vs_few_shot"], c["only_few_shot"], c["p_vs_few_shot"]) == (0, 2, 0.5)
-    assert not bool(c["strict_ok"]) and bool(c["format_ok"]) and pd.isna(c["knowledge_flat_ok"])  # open task
+    # two examples, p = 0.5: within noise, not a shortfall
+    assert c["vs_few_shot"] == "within noise" and bool(c["strict_ok"])
+    assert bool(c["format_ok"]) and pd.isna(c["knowledge_flat_ok"])  # open task
     assert c["knowledge_change"] == pytest.approx(0.3 - 0.4)
     assert "format >= 0.9 in 6 of 6 units" in (tmp_path / "unit_checks.md").read_text()
     tex = (tmp_path / "swap_distance.tex").read_text()
@@ -172,10 +186,18 @@ def test_table_figure_and_claim_jobs_write_every_file(results, tmp_path):
     )
     assert len(list((tmp_path / "fig").glob("*.png"))) == len(list((tmp_path / "fig").glob("*.pdf"))) == 4
     run_claims(
-        summary_path=summary, swap_csv=tmp_path / "swap_distance.csv", params=params, out_stem=tmp_path / "claims"
+        summary_path=summary,
+        swap_csv=tmp_path / "swap_distance.csv",
+        scores_root=results / "scores",
+        loglik_root=results / "loglik",
+        zoo_csv=results / "tables" / "zoo.csv",
+        params=params,
+        out_stem=tmp_path / "claims",
     )
     text = (tmp_path / "claims.md").read_text()
-    assert "(d)" in text and "holds" in text and "true knowledge ranking" in text
+    assert "## 3. Soft-prompted base rankings predict post-trained rankings — holds" in text
+    assert "to the zoo's true knowledge ranking: soft prompt 0, zero-shot 6" in text
+    assert "true knowledge ranking" in text and "## 4." in text and "## 5." in text
 
 
 def test_table_job_names_the_score_files_whose_examples_differ(results, tmp_path):
@@ -191,6 +213,7 @@ def test_table_job_names_the_score_files_whose_examples_differ(results, tmp_path
         run_tables(
             summary_path=copy / "tables" / "scores.parquet",
             scores_root=copy / "scores",
+            loglik_root=copy / "loglik",
             zoo_csv=None,
             params=params,
             out_dir=tmp_path / "tables",

@@ -203,8 +203,15 @@ def test_publication_tables_figures_and_claims(finished_run):
     agreement = pd.read_csv(tables / "judge_validation.csv").set_index("label")
     assert (agreement["accuracy"] >= 0.95).all() and (agreement["n"] >= 150).all()
     claims = pd.read_csv(tables / "claims.csv")
-    assert list(claims["claim"]) == ["a", "b", "c", "d"]
-    assert set(claims["holds"]) <= {"holds", "does not hold"}
+    assert sorted(set(claims["claim"])) == [1, 2, 3, 4, 5]
+    assert {v.split(" (")[0] for v in claims["verdict"]} <= {"holds", "not shown", "refuted", "not applicable"}
+    # a closed task (world_choice) and an open one (world_numeric): claim 1 per kind, with the choice spread
+    parts = set(claims["part"])
+    assert {"closed tasks: knowledge flat", "open tasks: knowledge flat"} <= parts
+    flat = claims[claims["part"] == "closed tasks: knowledge flat"]["evidence"].iloc[0]
+    assert "choices collapsed onto one option" in flat
+    checks = pd.read_csv(tables / "unit_checks.csv")
+    assert {"choice_entropy_step6", "choice_collapsed", "vs_zero_shot", "p_knowledge_change"} <= set(checks.columns)
     assert pd.read_parquet(tables / "scores.parquet").shape[0] == len(pd.read_csv(tables / "scores.csv"))
 
 

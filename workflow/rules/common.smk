@@ -5,6 +5,7 @@ import shlex
 from pathlib import Path
 
 from snakemake.exceptions import WorkflowError
+from snakemake.logging import logger
 from snakemake.utils import validate
 
 from softeval.cpu_kernels import pin as pin_cpu_kernels
@@ -54,6 +55,11 @@ TASK_SOURCES = {task: load_task(TASK_DIR, task).dataset["source"] for task in TA
 WORLD_TASKS = [task for task in TASKS if TASK_SOURCES[task] == "world"]
 KINDS = {m["name"]: model_kind(m) for m in config["models"]}
 ZOO_MODELS = [name for name in MODELS if KINDS[name] == "zoo"]
+if len(MODELS) < 2:
+    logger.warning(
+        f"{CONFIG_SOURCE}: one model ({', '.join(MODELS)}): its scores are computed, but rankings need at least "
+        "two models, so the swap distances compare nothing and claims 3 and 4 are reported as not applicable"
+    )
 # The zoo's ground truth (what each model was taught) exists only when every model is a zoo model.
 HAS_TRUTH = bool(MODELS) and ZOO_MODELS == MODELS
 DATA = config["data"]
@@ -258,6 +264,19 @@ def all_scores():
     ]
 
 
+def base_choice_files():
+    """The option log-likelihoods of the base models' soft-prompt units on closed tasks: which
+    option each test example chose (the claims check that choices did not collapse onto one)."""
+    if "soft_prompt" not in METHODS:
+        return []
+    return [
+        f"results/loglik/{model}/base/{task}/{unit_name('soft_prompt', step)}.jsonl"
+        for model in MODELS
+        for task in CLOSED_TASKS
+        for step in STEPS
+    ]
+
+
 def task_folder_of(wildcards, input):
     """The folder of the one task file among a job's inputs."""
     return os.path.dirname(input.task)
@@ -271,6 +290,7 @@ def analysis_params(wildcards):
         "reference_method": config["analysis"]["reference_method"],
         "bootstrap": config["analysis"]["bootstrap"],
         "seed": config["seed"],
+        "closed_tasks": CLOSED_TASKS,  # the figures draw closed and open tasks apart
     }
     return json.dumps(settings, sort_keys=True)
 

@@ -24,6 +24,7 @@ rule tables:
     input:
         summary="results/tables/scores.parquet",
         scores=all_scores(),
+        choices=base_choice_files(),
         truth=["results/tables/zoo.csv"] if HAS_TRUTH else [],
     output:
         [
@@ -45,7 +46,8 @@ rule tables:
     conda:
         "../../envs/softeval.yaml"
     shell:
-        "python -m softeval tables --summary {input.summary} --scores-root results/scores {params.truth} "
+        "python -m softeval tables --summary {input.summary} --scores-root results/scores "
+        "--loglik-root results/loglik {params.truth} "
         "--params {params.spec:q} --out-dir {params.out_dir} 2> {log}"
 
 
@@ -76,6 +78,9 @@ rule claims:
     input:
         summary="results/tables/scores.parquet",
         swap="results/tables/swap_distance.csv",
+        scores=all_scores(),
+        choices=base_choice_files(),
+        truth=["results/tables/zoo.csv"] if HAS_TRUTH else [],
     output:
         report("results/tables/claims.md", caption="../report/claims.rst", category="Claims"),
         "results/tables/claims.csv",
@@ -83,13 +88,14 @@ rule claims:
     params:
         spec=analysis_params,
         stem=lambda wildcards, output: output[0][: -len(".md")],
+        truth=lambda wildcards, input: f"--truth {input.truth}" if input.truth else "",
     log:
         "logs/claims.log",
     conda:
         "../../envs/softeval.yaml"
     shell:
-        "python -m softeval claims --summary {input.summary} --swap {input.swap} --params {params.spec:q} "
-        "--out {params.stem} 2> {log}"
+        "python -m softeval claims --summary {input.summary} --swap {input.swap} --scores-root results/scores "
+        "--loglik-root results/loglik {params.truth} --params {params.spec:q} --out {params.stem} 2> {log}"
 
 
 rule judge_validation:

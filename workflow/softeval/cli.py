@@ -282,6 +282,7 @@ def cmd_tables(args: argparse.Namespace) -> None:
     run_tables(
         summary_path=Path(args.summary),
         scores_root=Path(args.scores_root),
+        loglik_root=Path(args.loglik_root),
         zoo_csv=Path(args.truth) if args.truth else None,
         params=json.loads(args.params),
         out_dir=Path(args.out_dir),
@@ -306,6 +307,9 @@ def cmd_claims(args: argparse.Namespace) -> None:
     run_claims(
         summary_path=Path(args.summary),
         swap_csv=Path(args.swap),
+        scores_root=Path(args.scores_root),
+        loglik_root=Path(args.loglik_root),
+        zoo_csv=Path(args.truth) if args.truth else None,
         params=json.loads(args.params),
         out_stem=Path(args.out),
     )
@@ -454,16 +458,19 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--out-parquet", required=True)
 
     p = add("tables", cmd_tables, "swap distance, score gap and knowledge/format tables (CSV, Markdown, LaTeX)")
-    p.add_argument("--scores-root", required=True, help="results/scores (per-example verdicts, for the bootstrap)")
-    p.add_argument("--truth", help="the zoo table (results/tables/zoo.csv): true knowledge of each base model")
     p.add_argument("--out-dir", required=True)
     p = add("figures", cmd_figures, "figures of the paper's claims (PNG + PDF)")
     p.add_argument("--swap", required=True, help="results/tables/swap_distance.csv")
     p.add_argument("--gap", required=True, help="results/tables/score_gap.csv")
     p.add_argument("--out-dir", required=True)
-    p = add("claims", cmd_claims, "check the paper's four claims on this run")
+    p = add("claims", cmd_claims, "check the paper's five claims on this run")
     p.add_argument("--swap", required=True, help="results/tables/swap_distance.csv")
     p.add_argument("--out", required=True, help="output stem: writes <out>.csv, .md, .tex")
+    for name in ("tables", "claims"):
+        p = sub.choices[name]
+        p.add_argument("--scores-root", required=True, help="results/scores (per-example verdicts, for the bootstrap)")
+        p.add_argument("--loglik-root", default="results/loglik", help="option log-likelihoods (closed tasks' choices)")
+        p.add_argument("--truth", help="the zoo table (results/tables/zoo.csv): true knowledge of each base model")
     for name in ("tables", "figures", "claims"):
         sub.choices[name].add_argument("--summary", required=True, help="results/tables/scores.parquet")
         sub.choices[name].add_argument(

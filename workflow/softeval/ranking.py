@@ -74,12 +74,19 @@ def swap_distance_with_ties(a: Mapping[str, float], b: Mapping[str, float]) -> T
 def kendall_tau_b(a: Mapping[str, float], b: Mapping[str, float]) -> float:
     """Kendall's tau-b between two score tables (ties handled by the b variant); nan if constant."""
     models = sorted(a)
-    return float(stats.kendalltau([a[m] for m in models], [b[m] for m in models], variant="b").statistic)
+    x, y = [a[m] for m in models], [b[m] for m in models]
+    if len(set(x)) < 2 or len(set(y)) < 2:
+        return float("nan")
+    return float(stats.kendalltau(x, y, variant="b").statistic)
 
 
 def spearman_rho(a: Mapping[str, float], b: Mapping[str, float]) -> float:
+    """Spearman's rho; nan if either table is constant (all tied: no order to correlate)."""
     models = sorted(a)
-    return float(stats.spearmanr([a[m] for m in models], [b[m] for m in models]).statistic)
+    x, y = [a[m] for m in models], [b[m] for m in models]
+    if len(set(x)) < 2 or len(set(y)) < 2:
+        return float("nan")
+    return float(stats.spearmanr(x, y).statistic)
 
 
 def pairwise_accuracy(predicted: Mapping[str, float], reference: Mapping[str, float]) -> float:

@@ -11,7 +11,6 @@ import pandas as pd
 from softeval import figures
 from softeval.aggregate import load_summary, pilot_note
 from softeval.analysis import (
-    ALL_TASKS,
     BASELINES,
     Settings,
     consensus_table,
@@ -19,7 +18,7 @@ from softeval.analysis import (
     score_gap_table,
     swap_distance_table,
 )
-from softeval.claims import check_claims, write_claims
+from softeval.claims import Inputs, check_claims, write_claims
 from softeval.io import read_jsonl
 from softeval.methods import unit_name
 from softeval.publish import write_table
@@ -92,7 +91,62 @@ def base_score_reader(scores_root: Path):
     return read
 
 
-def run_tables(*, summary_path: Path, scores_root: Path, zoo_csv: Path | None, params: dict, out_dir: Path) -> None:
+def base_choice_reader(loglik_root: Path):
+    """The option each test example of a base-model unit chose by likelihood (what closed-task
+    knowledge scores), with the number of options per question."""
+
+    def read(model: str, task: str, method: str, step: int | None) -> tuple[list[int], int]:
+        path = loglik_root / model / "base" / task / f"{unit_name(method, step)}.jsonl"
+        rows = read_jsonl(path, "option log-likelihoods")
+        try:
+            return [int(row["chosen"]) for row in rows], max(len(row["options"]) for row in rows)
+        except (KeyError, TypeError, ValueError):
+            raise InputError(f"{path}: rows without 'chosen' or 'options'; delete it to recompute") from None
+
+    return read
+
+
+class UnitReader:
+    """Per-example metric values of any unit, read once; every unit of a task must score the
+    same test examples in the same order (the comparisons are paired)."""
+
+    def __init__(self, scores_root: Path) -> None:
+        self.scores_root = scores_root
+        self.rows: dict[tuple, list[dict]] = {}
+        self.ids: dict[str, tuple[list[str], Path]] = {}
+
+    def unit(self, unit: tuple) -> list[dict]:
+        if unit not in self.rows:
+            role, model, task, method, step = unit
+            path = score_file(self.scores_root, model, role, task, method, step)
+            rows = read_jsonl(path, "scores")
+            ids = [row["id"] for row in rows]
+            seen = self.ids.setdefault(task, (ids, path))
+            if ids != seen[0]:
+                raise InputError(
+                    f"{path}: other test examples than {seen[1]}; delete the older file and rerun to recompute it"
+                )
+            self.rows[unit] = rows
+        return self.rows[unit]
+
+    def __call__(self, unit: tuple, metric: str) -> np.ndarray:
+        return np.array([float(row[metric]) for row in self.unit(unit)])
+
+    def closed_tasks(self, summary: pd.DataFrame) -> set[str]:
+        """Tasks whose knowledge is option likelihood (closed: multiple choice)."""
+        closed = set()
+        for task in sorted(set(summary["task"])):
+            first = summary[summary["task"] == task].iloc[0]
+            step = None if pd.isna(first["step"]) else int(first["step"])
+            rows = self.unit((first["role"], first["model"], task, first["method"], step))
+            if any(row.get("knowledge_from") == "loglik" for row in rows):
+                closed.add(task)
+        return closed
+
+
+def run_tables(
+    *, summary_path: Path, scores_root: Path, loglik_root: Path, zoo_csv: Path | None, params: dict, out_dir: Path
+) -> None:
     summary = load_summary(summary_path)
     settings = settings_from(params)
     truth = ground_truth(zoo_csv)
@@ -132,12 +186,14 @@ def run_tables(*, summary_path: Path, scores_root: Path, zoo_csv: Path | None, p
         base_score_reader(scores_root),
         settings,
         lambda model, task, method, step: str(score_file(scores_root, model, "base", task, method, step)),
+        base_choice_reader(loglik_root),
     )
     write_table(
         checks,
         out_dir / "unit_checks",
         f"Per base model and task, soft prompt at step {settings.final_step}: {summary_line(checks, settings.metric)}. "
-        "only_*: test examples only one of the two methods gets right; p_vs_*: exact McNemar p-value" + pilot,
+        "only_*: test examples only one of the two methods gets right; p_*: exact McNemar p-value; "
+        "choice_entropy_*: spread of the options chosen by likelihood (closed tasks; 1 = even, 0 = one option)" + pilot,
     )
     write_table(
         knowledge_format_table(summary),
@@ -149,29 +205,31 @@ def run_tables(*, summary_path: Path, scores_root: Path, zoo_csv: Path | None, p
 
 def run_figures(*, summary_path: Path, swap_csv: Path, gap_csv: Path, params: dict, out_dir: Path) -> None:
     summary = load_summary(summary_path)
-    figures.tuning_curve(summary, out_dir / "tuning_curve")
+    figures.tuning_curve(summary, set(params.get("closed_tasks", [])), out_dir / "tuning_curve")
     figures.method_scores(summary, params["final_step"], out_dir / "method_scores")
     figures.swap_distances(pd.read_csv(swap_csv), out_dir / "swap_distance")
     figures.score_gaps(pd.read_csv(gap_csv), out_dir / "score_gap")
 
 
-def run_claims(*, summary_path: Path, swap_csv: Path, params: dict, out_stem: Path) -> None:
+def run_claims(
+    *,
+    summary_path: Path,
+    swap_csv: Path,
+    scores_root: Path,
+    loglik_root: Path,
+    zoo_csv: Path | None,
+    params: dict,
+    out_stem: Path,
+) -> None:
     summary = load_summary(summary_path)
-    swap = pd.read_csv(swap_csv)
-    claims = check_claims(summary, swap, settings_from(params))
-    note = None
-    if "truth_distance" in swap.columns:
-        totals = swap[swap["task"] == ALL_TASKS].set_index("method")["truth_distance"]
-        per_task = swap[swap["task"] != ALL_TASKS]
-        note = (
-            "Swap distance of the base ranking to the true knowledge ranking (the zoo's cloze probe), summed "
-            "over tasks: "
-            + ", ".join(f"{m.replace('_', '-')} {int(v)}" for m, v in totals.items())
-            + ". Per task: "
-            + "; ".join(
-                f"{task}: " + ", ".join(f"{r.method.replace('_', '-')} {int(r.truth_distance)}" for r in g.itertuples())
-                for task, g in per_task.groupby("task")
-            )
-            + "."
-        )
-    write_claims(claims, out_stem, note, pilot_note(summary))
+    reader = UnitReader(scores_root)
+    inputs = Inputs(
+        summary=summary,
+        swap=pd.read_csv(swap_csv),
+        read=reader,
+        closed_tasks=reader.closed_tasks(summary),
+        settings=settings_from(params),
+        choices=base_choice_reader(loglik_root),
+        truth=ground_truth(zoo_csv),
+    )
+    write_claims(check_claims(inputs), out_stem, pilot_note(summary), inputs.swap)
