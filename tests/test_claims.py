@@ -221,6 +221,9 @@ def test_claim_4_score_compression():
     assert "6 of 6 base-model pairs tied or within noise (100%)" in row["evidence"]
     assert "0 of 6 base-model pairs" in row["evidence"]
     assert "swap distance 0 alphabetical, 0-6 over all tie-breaks (width 6)" in row["evidence"]
+    # compressed baselines, but the soft prompt's ranking is no better at its worst tie-break
+    reversed_sp = _rank_world({"a": 15, "b": 30, "c": 45}, {"a": 0, "b": 0, "c": 0}, post)
+    assert verdict(parts_of(reversed_sp.inputs()), 4, "few-shot vs soft prompt") == NOT_SHOWN
     # baselines as spread out as the soft prompt: nothing compressed to blame
     spread = _rank_world({"a": 45, "b": 30, "c": 15}, {"a": 10, "b": 30, "c": 50}, post)
     assert claim_verdicts(parts_of(spread.inputs()))[4] == REFUTED
@@ -248,6 +251,9 @@ def test_claim_5_score_gap():
             strict=world.arrays[("base", model, "open1", "zero_shot", None)]["strict"],
         )
     assert verdict(parts_of(world.inputs()), 5, "vs zero-shot") == NOT_SHOWN
+    for model in world.models:  # the soft prompt pushes base models below zero-shot: a wider gap
+        world.set("base", model, "open1", "soft_prompt", 8, strict=np.zeros(N))
+    assert claim_verdicts(parts_of(world.inputs()))[5] == REFUTED
 
 
 def test_not_applicable_with_one_model_or_no_post_trained_twins(tmp_path):

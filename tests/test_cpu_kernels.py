@@ -4,7 +4,9 @@ which path the machine would pick (emulated here by the capability ATen is told 
 from __future__ import annotations
 
 import hashlib
+import os
 import shutil
+from pathlib import Path
 
 import pytest
 import torch
@@ -44,3 +46,52 @@ def test_zoo_bytes_do_not_depend_on_the_cpu_capability_under_portable(tmp_path, 
             digests[mode, capability] = hashlib.sha256(weights.read_bytes()).hexdigest()
     assert digests["native", "default"] != digests["native", "avx2"], "the test no longer tells paths apart"
     assert digests["portable", "default"] == digests["portable", "avx2"]
+
+
+def test_manifest_lists_content_and_names_what_differs(tmp_path, capsys):
+    from softeval import manifest
+    from softeval.cli import main
+
+    results = tmp_path / "results"
+    for name, text in {
+        "zoo/atlas/base/model.safetensors": "w1",
+        "zoo/atlas/base/meta.json": "{}",  # wall times: not content
+        "softprompts/atlas/base/t/prompt.safetensors": "p",
+        "tables/claims.csv": "c",
+        "figures/x.png": "png",
+    }.items():
+        (results / name).parent.mkdir(parents=True, exist_ok=True)
+        (results / name).write_text(text)
+    listed = tmp_path / "default.sha256"
+    assert main(["manifest", "--results", str(results), "--write", str(listed)]) == 0
+    lines = listed.read_text().splitlines()
+    assert [line.split("  ")[1] for line in lines] == [
+        "results/softprompts/atlas/base/t/prompt.safetensors",
+        "results/tables/claims.csv",
+        "results/zoo/atlas/base/model.safetensors",
+    ]
+    assert lines[1].split("  ")[0] == hashlib.sha256(b"c").hexdigest()  # sha256sum's own format
+    assert main(["manifest", "--results", str(results), "--check", str(listed)]) == 0
+    assert "3 of 3 files match" in capsys.readouterr().out
+    (results / "tables" / "claims.csv").write_text("changed")
+    (results / "tables" / "new.csv").write_text("n")
+    assert main(["manifest", "--results", str(results), "--check", str(listed)]) == 2
+    out = capsys.readouterr()
+    assert "1 differ: results/tables/claims.csv" in out.out and "1 not listed: results/tables/new.csv" in out.out
+    assert "does not reproduce" in out.err
+    listed.write_text("nothex  results/x\n")
+    with pytest.raises(manifest.InputError, match=r"default.sha256:1: not a sha256sum line"):
+        manifest.read(listed)
+
+
+MANIFEST = Path(__file__).resolve().parents[1] / "config" / "manifests" / "default.sha256"
+
+
+@pytest.mark.skipif(not os.environ.get("SOFTEVAL_VERIFY"), reason="set SOFTEVAL_VERIFY=1 after a default run")
+def test_this_checkout_reproduces_the_published_manifest():
+    """After `make reproduce` in the repository root, every listed file has the published bytes
+    (`make verify` runs the same check through `softeval manifest --check`)."""
+    from softeval import manifest
+
+    comparison = manifest.compare(manifest.read(MANIFEST), manifest.build(Path.cwd() / "results"))
+    assert comparison.ok, comparison.summary()

@@ -253,6 +253,15 @@ def test_switching_the_judge_reruns_only_judging_and_what_follows(finished_run, 
     assert (finished_run / "results" / "judge_cache.sqlite").stat().st_size > 0
 
 
+def test_one_model_warns_at_planning_that_rankings_need_two(tmp_path):
+    config = yaml.safe_load(TINY.read_text())
+    config["models"] = config["models"][:1]
+    (tmp_path / "one.yaml").write_text(yaml.safe_dump(config))
+    result = snakemake(tmp_path, "-n", "--cores", "1", configfile=tmp_path / "one.yaml")
+    assert result.returncode == 0, result.stderr[-2000:]
+    assert "one model (alpha): its scores are computed, but rankings need at least two models" in result.stderr
+
+
 def test_default_config_plans_the_full_zoo(tmp_path):
     result = snakemake(tmp_path, "-n", "--cores", "2", configfile=ROOT / "config" / "config.yaml")
     assert result.returncode == 0, result.stderr[-2000:]

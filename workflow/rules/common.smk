@@ -2,10 +2,10 @@
 import json
 import os
 import shlex
+import sys
 from pathlib import Path
 
 from snakemake.exceptions import WorkflowError
-from snakemake.logging import logger
 from snakemake.utils import validate
 
 from softeval.cpu_kernels import pin as pin_cpu_kernels
@@ -56,9 +56,10 @@ WORLD_TASKS = [task for task in TASKS if TASK_SOURCES[task] == "world"]
 KINDS = {m["name"]: model_kind(m) for m in config["models"]}
 ZOO_MODELS = [name for name in MODELS if KINDS[name] == "zoo"]
 if len(MODELS) < 2:
-    logger.warning(
-        f"{CONFIG_SOURCE}: one model ({', '.join(MODELS)}): its scores are computed, but rankings need at least "
-        "two models, so the swap distances compare nothing and claims 3 and 4 are reported as not applicable"
+    print(
+        f"warning: {CONFIG_SOURCE}: one model ({', '.join(MODELS)}): its scores are computed, but rankings need at least "
+        "two models, so the swap distances compare nothing and claims 3 and 4 are reported as not applicable",
+        file=sys.stderr,
     )
 # The zoo's ground truth (what each model was taught) exists only when every model is a zoo model.
 HAS_TRUTH = bool(MODELS) and ZOO_MODELS == MODELS

@@ -315,6 +315,23 @@ def cmd_claims(args: argparse.Namespace) -> None:
     )
 
 
+def cmd_manifest(args: argparse.Namespace) -> None:
+    from softeval import manifest
+
+    actual = manifest.build(Path(args.results))
+    if args.write:
+        manifest.write(actual, Path(args.write))
+        print(f"{len(actual)} files listed in {args.write}")
+        return
+    comparison = manifest.compare(manifest.read(Path(args.check)), actual)
+    print(comparison.summary())
+    if not comparison.ok:
+        raise InputError(
+            f"{args.results} does not reproduce {args.check} (see above; `softeval review` and the README's "
+            "'Reproducible on another machine' say what can differ and why)"
+        )
+
+
 def cmd_review(args: argparse.Namespace) -> None:
     from softeval.review import FILTERS, format_example, list_units, unit_examples
 
@@ -478,6 +495,12 @@ def build_parser() -> argparse.ArgumentParser:
             required=True,
             help='JSON: {"final_step", "first_step", "reference_method", "bootstrap", "seed"}',
         )
+
+    p = add("manifest", cmd_manifest, "write or check the sha256 manifest of a run (zoo, prompts, tables)")
+    p.add_argument("--results", default="results")
+    which = p.add_mutually_exclusive_group(required=True)
+    which.add_argument("--write", metavar="FILE", help="list the run's files and their sha256 in FILE")
+    which.add_argument("--check", metavar="FILE", help="compare the run with FILE (exit 2 on any difference)")
 
     p = add("review", cmd_review, "list evaluated units, or show the examples behind one (model, task, method)")
     p.add_argument("--results", default="results")

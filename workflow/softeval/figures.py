@@ -56,7 +56,7 @@ def tuning_curve(summary: pd.DataFrame, closed_tasks: set[str], stem: Path) -> N
 
 
 def method_scores(summary: pd.DataFrame, final_step: int, stem: Path) -> None:
-    """Claims (b, c): strict score per method, base vs post-trained, mean over models and tasks."""
+    """Claim 2: strict score per method, base vs post-trained, mean over models and tasks."""
     methods = methods_in(summary)
     fig, ax = plt.subplots(figsize=(5, 3))
     width = 0.38
