@@ -1,5 +1,8 @@
 from __future__ import annotations
 
+import os
+import stat
+
 import pytest
 
 from softeval.io import atomic_directory, atomic_write_text, check_slug
@@ -33,3 +36,19 @@ def test_valid_slugs(name):
 def test_invalid_slugs_are_rejected(name):
     with pytest.raises(ValueError, match="invalid model name"):
         check_slug(name, "model")
+
+
+@pytest.mark.parametrize("mask", [0o022, 0o002, 0o077])
+def test_written_files_get_the_mode_the_umask_gives(tmp_path, mask):
+    """mkstemp/mkdtemp are owner-only; results follow the umask like any open() (shared clusters)."""
+    from softeval.io import atomic_directory, atomic_write_text
+
+    old = os.umask(mask)
+    try:
+        atomic_write_text(tmp_path / "a.txt", "x")
+        with atomic_directory(tmp_path / "d") as staging:
+            (staging / "f").write_text("y")
+    finally:
+        os.umask(old)
+    assert stat.S_IMODE((tmp_path / "a.txt").stat().st_mode) == 0o666 & ~mask
+    assert stat.S_IMODE((tmp_path / "d").stat().st_mode) == 0o777 & ~mask

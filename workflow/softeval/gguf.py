@@ -12,13 +12,12 @@ from __future__ import annotations
 
 import hashlib
 import importlib.util
-import os
 import shutil
 import tempfile
 from pathlib import Path
 from typing import Any
 
-from softeval.io import atomic_write_json
+from softeval.io import atomic_write_json, follow_umask
 from softeval.schema import InputError
 
 SOURCE_RECORD = "softeval_gguf.json"
@@ -74,9 +73,7 @@ def convert_gguf(source: Path, out: Path) -> dict[str, Any]:
         model.save_pretrained(staging, safe_serialization=True)
         tokenizer.save_pretrained(staging)
         atomic_write_json(staging / SOURCE_RECORD, record)
-        umask = os.umask(0)
-        os.umask(umask)
-        staging.chmod(0o777 & ~umask)  # mkdtemp makes it owner-only; the result follows the umask
+        follow_umask(staging, directory=True)  # mkdtemp makes it owner-only
         if out.exists():
             shutil.rmtree(out)
         staging.rename(out)

@@ -27,6 +27,19 @@ def check_slug(name: str, what: str) -> str:
     return name
 
 
+def umask() -> int:
+    """The process's umask (reading it means setting it; it is put back at once)."""
+    mask = os.umask(0o022)
+    os.umask(mask)
+    return mask
+
+
+def follow_umask(path: Path | str, directory: bool = False) -> None:
+    """Give a file made by mkstemp/mkdtemp (owner-only) the mode an ordinary open() would have,
+    so collaborators on a shared file system can read results."""
+    os.chmod(path, (0o777 if directory else 0o666) & ~umask())
+
+
 def atomic_write_text(path: Path | str, text: str) -> None:
     """Write text to a temporary file beside `path`, then rename it into place."""
     path = Path(path)
@@ -35,6 +48,7 @@ def atomic_write_text(path: Path | str, text: str) -> None:
     try:
         with os.fdopen(fd, "w", encoding="utf-8") as handle:
             handle.write(text)
+        follow_umask(tmp)
         os.replace(tmp, path)
     except BaseException:
         Path(tmp).unlink(missing_ok=True)
@@ -74,6 +88,7 @@ def atomic_directory(path: Path | str) -> Iterator[Path]:
     path.parent.mkdir(parents=True, exist_ok=True)
     tmp = Path(tempfile.mkdtemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp"))
     try:
+        follow_umask(tmp, directory=True)
         yield tmp
         if path.exists():
             shutil.rmtree(path)
