@@ -274,6 +274,20 @@ def test_list_answers_become_aliases_never_a_stringified_list(tmp_path):
         prepare_task(load_task(tmp_path, "capitals"), tmp_path / "out2")
 
 
+def test_repeated_ids_in_a_split_stop_prepare_with_the_file_and_rows(tmp_path):
+    (tmp_path / "data").mkdir()
+    rows = [{"id": "q1", "q": "Capital of France?", "a": "Paris"}, {"id": "q1", "q": "Capital of Peru?", "a": "Lima"}]
+    for split in ("train", "test"):
+        (tmp_path / "data" / f"{split}.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows))
+    task_file = OWN_TASK.format(suffix="jsonl").replace("fields: {question: q", "fields: {id: id, question: q")
+    (tmp_path / "capitals.yaml").write_text(task_file)
+    with pytest.raises(
+        InputError, match=r"data/train.jsonl: the train split of task capitals repeats id 'q1' \(rows 0 and 1\)"
+    ):
+        prepare_task(load_task(tmp_path, "capitals"), tmp_path / "out")
+    assert not (tmp_path / "out").exists()  # nothing written that looks like a prepared split
+
+
 def test_a_missing_local_file_is_named_with_the_key(tmp_path):
     (tmp_path / "capitals.yaml").write_text(OWN_TASK.format(suffix="jsonl"))
     with pytest.raises(InputError, match=r"capitals.yaml: field 'dataset.files.train' names .*data/train.jsonl"):

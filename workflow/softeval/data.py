@@ -105,6 +105,8 @@ def prepare_task(
             origin[role] = record
         origin.setdefault("few_shot", origin["train"])
     splits.setdefault("few_shot", splits["train"])  # shots come from train unless the benchmark has its own
+    for split, rows in splits.items():
+        check_unique_ids(rows, task, split, origin.get(split, {}))
     test_total = len(splits["test"])
     splits["test"] = pilot_sample(splits["test"], test_limit, seed, task.name)
     for split, rows in splits.items():
@@ -123,6 +125,21 @@ def prepare_task(
             ),
         },
     )
+
+
+def check_unique_ids(rows: list[dict[str, Any]], task: Task, split: str, record: dict[str, Any]) -> None:
+    """Every later stage pairs a response with its gold by id: a repeated id would pair one
+    example's response with another's answer, so it stops here."""
+    seen: dict[str, int] = {}
+    for index, row in enumerate(rows):
+        if row["id"] in seen:
+            where = record.get("file") or (f"{record['path']}:{record['split']}" if "path" in record else task.name)
+            raise InputError(
+                f"{where}: the {split} split of task {task.name} repeats id {row['id']!r} (rows {seen[row['id']]} and "
+                f"{index}); ids must be unique per split: fix the data, or drop `fields.id` from the task file to "
+                "number the rows"
+            )
+        seen[row["id"]] = index
 
 
 def load_split(data_dir: Path | str, split: str) -> datasets.Dataset:
