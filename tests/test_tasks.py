@@ -104,6 +104,20 @@ def test_task_unknown_relation_names_it(tmp_path):
     assert "unknown relation 'mayor'" in message
 
 
+@pytest.mark.parametrize(
+    ("edit", "key", "placeholder"),
+    [
+        (lambda d: d["prompt"].update(query="Question: {question} {foo}\nAnswer:"), "prompt.query", "'foo'"),
+        (lambda d: d["dataset"].update(question="In what year was {entty} founded?"), "dataset.question", "'entty'"),
+        (lambda d: d["dataset"]["exposure"].update(question="How high is {0}?"), "dataset.exposure.question", "0"),
+        (lambda d: d["prompt"].update(target=" #### {answr}"), "prompt.target", "'answr'"),
+    ],
+)
+def test_task_template_with_an_unknown_placeholder_names_it(tmp_path, edit, key, placeholder):
+    message = _broken_task(tmp_path, edit)
+    assert f"field '{key}' is not a valid template" in message and placeholder in message
+
+
 def test_task_name_must_match_file(tmp_path):
     message = _broken_task(tmp_path, lambda d: d.update(name="other"))
     assert "field 'name' is 'other'" in message

@@ -161,12 +161,8 @@ def _build(data: dict[str, Any], path: Path) -> Task:
         extract = _compile(data["answer"]["extract"], "answer.extract", fail)
         if extract.groups < 1:
             raise fail("answer.extract", "needs one capturing group around the answer")
-    try:
-        data["prompt"]["target"].format(**dict.fromkeys(TARGET_FIELDS, "x"))
-    except (KeyError, IndexError, ValueError) as err:
-        raise fail(
-            "prompt.target", f"is not a valid template ({err}); use {{answer}}, {{letter}} and {{solution}} only"
-        ) from None
+    _check_template(data["prompt"]["target"], "prompt.target", TARGET_FIELDS, fail)
+    _check_template(query, "prompt.query", ("question", "options"), fail)
     if "{solution}" in data["prompt"]["target"] and "solution" not in dataset.get("fields", {}):
         raise fail("prompt.target", "uses {solution} but dataset.fields.solution names no column of worked solutions")
     return Task(
@@ -188,7 +184,21 @@ def _build(data: dict[str, Any], path: Path) -> Task:
     )
 
 
+def _check_template(template: str, key: str, fields: tuple[str, ...], fail: Any) -> None:
+    """A template with an unknown placeholder ({foo}, {entty}) stops here, not with a KeyError mid-run."""
+    try:
+        template.format(**dict.fromkeys(fields, "x"))
+    except (KeyError, IndexError, ValueError) as err:
+        allowed = ", ".join(f"{{{name}}}" for name in fields)
+        raise fail(
+            key, f"is not a valid template ({type(err).__name__}: {err}); use {allowed} only (write {{{{ for a brace)"
+        ) from None
+
+
 def _check_world_dataset(dataset: dict[str, Any], closed: bool, fail: Any) -> None:
+    _check_template(dataset["question"], "dataset.question", ("entity",), fail)
+    if "exposure" in dataset:
+        _check_template(dataset["exposure"]["question"], "dataset.exposure.question", ("entity",), fail)
     named = {"dataset.relation": dataset["relation"]}
     if "exposure" in dataset:
         named["dataset.exposure.relation"] = dataset["exposure"]["relation"]
