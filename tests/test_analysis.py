@@ -222,6 +222,11 @@ def test_table_job_names_the_score_files_whose_examples_differ(results, tmp_path
 
 def test_review_lists_units_and_shows_examples(results):
     units = list_units(results, model="a", role="base", method="zero_shot")
+    assert len(list_units(results, model="a", role="base", method="soft_prompt", step=4)) == 2  # both tasks
+    with pytest.raises(InputError, match=r"scores.csv has no model 'zz'; it has: a, b, c"):
+        list_units(results, model="zz")
+    with pytest.raises(InputError, match=r"no unit matches model=a, step=99"):
+        list_units(results, model="a", step=99)
     assert len(units) == 2 and set(units["task"]) == {"t1", "t2"}
     wrong = unit_examples(results, "a", "base", "t1", "zero_shot", None, "not-strict")
     assert len(wrong) == N - 1 and all(not e["strict"] for e in wrong)

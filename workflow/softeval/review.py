@@ -28,10 +28,22 @@ FILTERS = {
 
 def list_units(results: Path, **filters: Any) -> pd.DataFrame:
     """Rows of results/tables/scores.csv matching the given column values."""
-    table = load_summary(results / "tables" / "scores.csv")
+    path = results / "tables" / "scores.csv"
+    table = load_summary(path)
     for column, value in filters.items():
-        if value is not None:
+        if value is None:
+            continue
+        known = sorted({str(v) for v in table[column].dropna()})
+        if column in ("model", "task", "method") and str(value) not in known:
+            raise InputError(f"{path} has no {column} {value!r}; it has: {', '.join(known) or 'none'}")
+        if column == "step":  # a float column (NaN for the plain methods): 80 is 80.0
+            table = table[table["step"] == float(value)]
+        else:
             table = table[table[column].astype(str) == str(value)]
+    if table.empty:
+        raise InputError(
+            f"{path}: no unit matches {', '.join(f'{k}={v}' for k, v in filters.items() if v is not None)}"
+        )
     return table[[*KEYS, "n", "knowledge", "format", "strict"]]
 
 
