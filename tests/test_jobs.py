@@ -156,3 +156,21 @@ def test_a_truncated_generation_file_is_named(workspace, tasks):
             logliks=[],
             outs=[workspace / "never.jsonl"],
         )
+
+
+@pytest.mark.parametrize(
+    ("argv", "expected"),
+    [
+        (["aggregate", "--scores-root", "r", "--scores", "x", "--params", "{bootstrap: 10}"], "not valid JSON"),
+        (["tables", "--summary", "s", "--scores-root", "r", "--out-dir", "o", "--params", "[1, 2]"], "not list"),
+        (["judge", "validate", "--params", '{"name": "rule"'], "not valid JSON"),
+    ],
+)
+def test_a_malformed_params_argument_is_one_line(capsys, argv, expected):
+    from softeval.cli import main
+
+    with pytest.raises(SystemExit) as info:
+        main(argv)
+    assert info.value.code == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert "argument --params" in err[-1] and expected in err[-1] and "Traceback" not in "\n".join(err)

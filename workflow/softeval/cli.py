@@ -37,7 +37,7 @@ def cmd_check_config(args: argparse.Namespace) -> None:
 def cmd_world(args: argparse.Namespace) -> None:
     from softeval.world import generate_world
 
-    params = json.loads(args.params)
+    params = args.params
     generate_world(params["n_entities"], params["test_fraction"], params["seed"]).save(Path(args.out))
 
 
@@ -72,7 +72,7 @@ def cmd_random_tokenizer(args: argparse.Namespace) -> None:
 def cmd_random_model(args: argparse.Namespace) -> None:
     from softeval.random_model import build_random_model
 
-    build_random_model(json.loads(args.params), Path(args.tokenizer), Path(args.out), args.role, args.chat_template)
+    build_random_model(args.params, Path(args.tokenizer), Path(args.out), args.role, args.chat_template)
 
 
 def cmd_mirror(args: argparse.Namespace) -> None:
@@ -89,7 +89,7 @@ def cmd_tokenizer(args: argparse.Namespace) -> None:
     from softeval.tokenizer import save_tokenizer, train_tokenizer
     from softeval.world import World
 
-    params = json.loads(args.params)
+    params = args.params
     texts = tokenizer_corpus(World.load(Path(args.world)), _tasks(args.task_dir, args.tasks))
     save_tokenizer(train_tokenizer(texts, params["vocab_size"]), Path(args.out))
 
@@ -100,7 +100,7 @@ def cmd_pretrain(args: argparse.Namespace) -> None:
     from softeval.zoo import pretrain
 
     check_slug(args.name, "model")
-    params = json.loads(args.params)
+    params = args.params
     pretrain(
         name=args.name,
         world_path=Path(args.world),
@@ -121,7 +121,7 @@ def cmd_posttrain(args: argparse.Namespace) -> None:
     from softeval.zoo import posttrain
 
     check_slug(args.name, "model")
-    params = json.loads(args.params)
+    params = args.params
     posttrain(
         name=args.name,
         base_dir=Path(args.base),
@@ -138,7 +138,7 @@ def _model_options(args: argparse.Namespace) -> Any:
     from softeval.models import ModelOptions
 
     try:
-        return ModelOptions.from_dict(json.loads(args.model_options))
+        return ModelOptions.from_dict(args.model_options)
     except (ValueError, TypeError) as err:
         raise InputError(f"--model-options: not a JSON object of model options ({err})") from None
 
@@ -146,7 +146,7 @@ def _model_options(args: argparse.Namespace) -> Any:
 def cmd_probe(args: argparse.Namespace) -> None:
     from softeval.probe import probe_model
 
-    params = json.loads(args.params)
+    params = args.params
     probe_model(
         model_dir=Path(args.model),
         world_path=Path(args.world),
@@ -163,7 +163,7 @@ def cmd_probe(args: argparse.Namespace) -> None:
 def cmd_zoo_report(args: argparse.Namespace) -> None:
     from softeval.report import write_table, zoo_table
 
-    models = json.loads(args.params)["models"]
+    models = args.params["models"]
     write_table(zoo_table(models, Path(args.probes)), Path(args.out_csv), Path(args.out_md))
 
 
@@ -177,7 +177,7 @@ def cmd_tune(args: argparse.Namespace) -> None:
     from softeval.jobs.tune import run_tune
     from softeval.softprompt import TuneConfig
 
-    params = json.loads(args.params)
+    params = args.params
     config = TuneConfig(**{**params, "snapshots": tuple(params.get("snapshots", ()))})
     run_tune(
         model=args.model,
@@ -209,7 +209,7 @@ def _method_job(args: argparse.Namespace) -> dict[str, Any]:
         "method": args.method,
         "prompt_files": prompt_files,
         "outs": outs,
-        "settings": json.loads(args.params),
+        "settings": args.params,
         "threads": args.threads,
     }
 
@@ -232,7 +232,7 @@ def cmd_judge(args: argparse.Namespace) -> None:
     run_judge(
         task=_task(args),
         data_dir=Path(args.data),
-        judge_name=json.loads(args.params),
+        judge_name=args.params,
         generations=[Path(p) for p in args.generations],
         logliks=[Path(p) for p in args.logliks],
         outs=[Path(p) for p in args.out],
@@ -247,7 +247,7 @@ def cmd_judge_validate(args: argparse.Namespace) -> None:
     from softeval.publish import write_table
 
     rows = load_validation(Path(args.validation))
-    summary = validate_judge(make_judge(json.loads(args.params)), validation_tasks(rows, args.task_dir), rows)
+    summary = validate_judge(make_judge(args.params), validation_tasks(rows, args.task_dir), rows)
     table = pd.DataFrame(
         [{"judge": summary["judge"], "label": label, "n": summary["n"], **summary[label]} for label in LABELS]
     )
@@ -265,7 +265,7 @@ def cmd_judge_validate(args: argparse.Namespace) -> None:
 def cmd_aggregate(args: argparse.Namespace) -> None:
     from softeval.aggregate import aggregate_scores, write_summary
 
-    params = json.loads(args.params)
+    params = args.params
     totals = {}
     for path in args.meta:
         meta = read_json(Path(path))
@@ -284,7 +284,7 @@ def cmd_tables(args: argparse.Namespace) -> None:
         scores_root=Path(args.scores_root),
         loglik_root=Path(args.loglik_root),
         zoo_csv=Path(args.truth) if args.truth else None,
-        params=json.loads(args.params),
+        params=args.params,
         out_dir=Path(args.out_dir),
     )
 
@@ -296,7 +296,7 @@ def cmd_figures(args: argparse.Namespace) -> None:
         summary_path=Path(args.summary),
         swap_csv=Path(args.swap),
         gap_csv=Path(args.gap),
-        params=json.loads(args.params),
+        params=args.params,
         out_dir=Path(args.out_dir),
     )
 
@@ -310,7 +310,7 @@ def cmd_claims(args: argparse.Namespace) -> None:
         scores_root=Path(args.scores_root),
         loglik_root=Path(args.loglik_root),
         zoo_csv=Path(args.truth) if args.truth else None,
-        params=json.loads(args.params),
+        params=args.params,
         out_stem=Path(args.out),
     )
 
@@ -347,6 +347,17 @@ def cmd_review(args: argparse.Namespace) -> None:
     print(units.to_string(index=False, float_format=lambda x: f"{x:.3f}"))
 
 
+def json_object(text: str) -> dict[str, Any]:
+    """A job's --params: one JSON object, or argparse's one-line error (the rule passes it)."""
+    try:
+        value = json.loads(text)
+    except ValueError as err:
+        raise argparse.ArgumentTypeError(f"not valid JSON ({err}): {text[:80]!r}") from None
+    if not isinstance(value, dict):
+        raise argparse.ArgumentTypeError(f"must be a JSON object {{...}}, not {type(value).__name__}")
+    return value
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="softeval", description=__doc__.splitlines()[0])
     sub = parser.add_subparsers(dest="command", required=True)
@@ -361,7 +372,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--workflow-root", default=".", help="folder that task_dir is relative to")
 
     p = add("world", cmd_world, "generate the synthetic world")
-    p.add_argument("--params", required=True, help='JSON: {"n_entities", "test_fraction", "seed"}')
+    p.add_argument("--params", type=json_object, required=True, help='JSON: {"n_entities", "test_fraction", "seed"}')
     p.add_argument("--out", required=True)
 
     p = add("prepare", cmd_prepare, "write a task's train/test/few_shot splits")
@@ -386,7 +397,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--out", required=True)
 
     p = add("random-model", cmd_random_model, "a randomly initialised Llama-style model (smoke runs)")
-    p.add_argument("--params", required=True, help='JSON: {"layers", "width", "heads", "seed"}')
+    p.add_argument("--params", type=json_object, required=True, help='JSON: {"layers", "width", "heads", "seed"}')
     p.add_argument("--tokenizer", required=True)
     p.add_argument("--role", choices=["base", "post"], required=True)
     p.add_argument("--chat-template", action="store_true", help="give the tokenizer a ChatML chat template")
@@ -398,7 +409,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--out", required=True, help="mirror folder; writes <out>/<task>/<role>.parquet + MIRROR.json")
 
     p = add("tokenizer", cmd_tokenizer, "train the zoo tokenizer on the world's text")
-    p.add_argument("--params", required=True, help='JSON: {"vocab_size"}')
+    p.add_argument("--params", type=json_object, required=True, help='JSON: {"vocab_size"}')
 
     for name, func, help in (
         ("pretrain", cmd_pretrain, "pre-train one zoo base model"),
@@ -406,7 +417,7 @@ def build_parser() -> argparse.ArgumentParser:
         ("probe", cmd_probe, "cloze knowledge and zero-shot format probes of a zoo model"),
     ):
         p = add(name, func, help)
-        p.add_argument("--params", required=True, help="JSON settings (see the rule)")
+        p.add_argument("--params", type=json_object, required=True, help="JSON settings (see the rule)")
         p.add_argument("--threads", type=int, default=1)
     for p in (sub.choices["tokenizer"], sub.choices["pretrain"], sub.choices["posttrain"], sub.choices["probe"]):
         p.add_argument("--task-dir", required=True)
@@ -441,17 +452,18 @@ def build_parser() -> argparse.ArgumentParser:
         p.add_argument("--model", required=True, help="Hugging Face model directory or hub id")
         p.add_argument(
             "--model-options",
+            type=json_object,
             default="{}",
             help='JSON: {"revision", "dtype", "device_map", "trust_remote_code", "chat_template"}',
         )
         p.add_argument("--gpus", type=int, default=0, help="GPUs the job holds (a GPU-slot lock pins them)")
-        p.add_argument("--params", required=True, help="JSON settings (see the rule)")
+        p.add_argument("--params", type=json_object, required=True, help="JSON settings (see the rule)")
         p.add_argument("--threads", type=int, default=1)
     judge = add("judge", lambda args: None, "judge generations (run) or check a judge (validate)")
     judge_sub = judge.add_subparsers(dest="judge_command", required=True)
     p = judge_sub.add_parser("run", help="per-example verdicts for a unit's generations")
     p.set_defaults(func=cmd_judge)
-    p.add_argument("--params", required=True, help='JSON: {"name": judge}')
+    p.add_argument("--params", type=json_object, required=True, help='JSON: {"name": judge}')
     p.add_argument("--generations", nargs="+", required=True)
     p.add_argument("--logliks", nargs="*", default=[], help="closed tasks: one per generation file")
     p.add_argument("--out", nargs="+", required=True)
@@ -461,7 +473,7 @@ def build_parser() -> argparse.ArgumentParser:
         p.add_argument("--data", required=True, help="the task's folder of prepared splits")
     p = judge_sub.add_parser("validate", help="accuracy and Cohen's kappa of a judge on hand-labelled examples")
     p.set_defaults(func=cmd_judge_validate)
-    p.add_argument("--params", default='{"name": "rule"}', help='JSON: {"name": judge}')
+    p.add_argument("--params", type=json_object, default='{"name": "rule"}', help='JSON: {"name": judge}')
     p.add_argument("--validation", default="config/judges/validation.jsonl")
     p.add_argument("--task-dir", default="config/tasks")
     p.add_argument("--out", help="output stem: writes <out>.csv, .md, .tex and .json")
@@ -470,7 +482,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--scores-root", required=True, help="results/scores")
     p.add_argument("--scores", nargs="+", required=True)
     p.add_argument("--meta", nargs="*", default=[], help="results/data/<task>/meta.json (test split sizes)")
-    p.add_argument("--params", required=True, help='JSON: {"bootstrap": resamples, "seed"}')
+    p.add_argument("--params", type=json_object, required=True, help='JSON: {"bootstrap": resamples, "seed"}')
     p.add_argument("--out-csv", required=True)
     p.add_argument("--out-parquet", required=True)
 
@@ -492,6 +504,7 @@ def build_parser() -> argparse.ArgumentParser:
         sub.choices[name].add_argument("--summary", required=True, help="results/tables/scores.parquet")
         sub.choices[name].add_argument(
             "--params",
+            type=json_object,
             required=True,
             help='JSON: {"final_step", "first_step", "reference_method", "bootstrap", "seed"}',
         )
@@ -514,7 +527,7 @@ def build_parser() -> argparse.ArgumentParser:
         p.add_argument(f"--{name}", action="store_true", help=f"only examples that are {name.replace('-', ' ')}")
 
     p = add("zoo-report", cmd_zoo_report, "ground-truth table of the zoo")
-    p.add_argument("--params", required=True, help='JSON: {"models": [...]}')
+    p.add_argument("--params", type=json_object, required=True, help='JSON: {"models": [...]}')
     p.add_argument("--probes", required=True, help="folder holding <model>/<role>.json")
     p.add_argument("--out-csv", required=True)
     p.add_argument("--out-md", required=True)
