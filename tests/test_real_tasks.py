@@ -333,3 +333,14 @@ def test_a_local_file_of_unknown_kind_is_refused_at_load(tmp_path):
     (tmp_path / "capitals.yaml").write_text(OWN_TASK.format(suffix="txt"))
     with pytest.raises(InputError, match=r"key 'dataset.files.train' is 'data/train.txt'; use a JSONL, CSV or Parquet"):
         load_task(tmp_path, "capitals")
+
+
+def test_an_empty_local_split_is_named_not_a_stop_iteration(tmp_path):
+    (tmp_path / "data").mkdir()
+    (tmp_path / "data" / "train.jsonl").write_text(json.dumps({"q": "x", "a": "y"}) + "\n")
+    (tmp_path / "data" / "test.jsonl").write_text("")
+    (tmp_path / "capitals.yaml").write_text(OWN_TASK.format(suffix="jsonl"))
+    with pytest.raises(
+        InputError, match=r"test.jsonl: the test split of task capitals \(dataset.files.test\) is an empty"
+    ):
+        prepare_task(load_task(tmp_path, "capitals"), tmp_path / "out")

@@ -72,6 +72,8 @@ def load_rows(task: Task, role: str, source: str, mirror: Path | None) -> tuple[
 
 def read_file(path: Path, what: str) -> datasets.Dataset:
     """Rows of a JSONL, CSV or Parquet file through `datasets`; an unreadable file is one error line."""
+    if path.is_file() and path.stat().st_size == 0:
+        raise InputError(f"{path}: {what} is an empty file (0 bytes); it needs one example per row")
     try:
         return datasets.load_dataset(BUILDERS[path.suffix], data_files=str(path), split="train")
     except Exception as err:  # datasets raises many error types for unreadable files
