@@ -128,6 +128,33 @@ def test_cosine_schedule_warms_up_then_decays_towards_zero_at_the_last_step():
     assert {lr_factor(step, TuneConfig(steps=80)) for step in range(80)} == {1.0}
 
 
+def test_a_prompt_with_nan_values_or_another_width_is_refused_before_use(tmp_path):
+    good = torch.randn(10, 32)
+    save_prompt(tmp_path / "good.safetensors", good, {})
+    assert torch.equal(load_prompt(tmp_path / "good.safetensors", width=32)[0], good)
+    broken = good.clone()
+    broken[3, :10] = float("nan")  # the header stays intact: only the values are wrong
+    save_prompt(tmp_path / "nan.safetensors", broken, {})
+    with pytest.raises(InputError, match=r"nan.safetensors: corrupt soft prompt: 10 of 320 values are NaN"):
+        load_prompt(tmp_path / "nan.safetensors", width=32)
+    with pytest.raises(
+        InputError, match=r"good.safetensors: corrupt soft prompt: its vectors have width 32, the model"
+    ):
+        load_prompt(tmp_path / "good.safetensors", width=64)
+    save_prompt(tmp_path / "ints.safetensors", torch.ones(10, 32, dtype=torch.int64), {})
+    with pytest.raises(InputError, match=r"torch.int64 of shape \(10, 32\), not float vectors; delete it"):
+        load_prompt(tmp_path / "ints.safetensors")
+
+
+def test_tuning_that_diverges_stops_without_a_prompt(tokenizer, pairs):
+    model = build_model({"arch": "llama", "layers": 1, "width": 32, "heads": 2}, tokenizer)
+    with torch.no_grad():
+        model.get_input_embeddings().weight[5, 0] = float("nan")  # one NaN weight
+        model.lm_head.weight[:, 0] = float("nan")
+    with pytest.raises(InputError, match=r"tuning diverged: the loss is nan at step 0; nothing was saved"):
+        tune(model, tokenizer, pairs, SMALL)
+
+
 def test_corrupt_prompt_file_is_named(tmp_path):
     (tmp_path / "prompt.safetensors").write_bytes(b"not a tensor file")
     with pytest.raises(InputError, match=r"prompt\.safetensors: not a softeval soft prompt"):

@@ -185,10 +185,17 @@ def tune(
             for group in optimizer.param_groups:
                 group["lr"] = config.lr * lr_factor(step, config)
             losses.append(backward_with_backoff(model, tokenizer, vectors, chosen, micro))
+            if not math.isfinite(losses[-1]):
+                raise InputError(
+                    f"tuning diverged: the loss is {losses[-1]} at step {step}; nothing was saved. Lower "
+                    "evaluation.tune.lr, or check the model's weights (a NaN in them gives a NaN loss)"
+                )
             optimizer.step()
             optimizer.zero_grad(set_to_none=True)
             elapsed = time.perf_counter() - start
             bar.set_postfix(loss=f"{losses[-1]:.3f}", ex_per_s=f"{(step + 1) * config.batch_size / elapsed:.1f}")
+    if not torch.isfinite(vectors).all():
+        raise InputError("tuning diverged: the soft prompt holds NaN or infinite values; nothing was saved")
     snapshot(config.steps)
     return TuneResult(vectors.detach().clone(), losses, snapshots, round(time.perf_counter() - start, 2))
 
@@ -250,13 +257,25 @@ def save_prompt(path: Path | str, vectors: torch.Tensor, meta: dict[str, Any]) -
     tmp.replace(path)
 
 
-def load_prompt(path: Path | str) -> tuple[torch.Tensor, dict[str, Any]]:
+def load_prompt(path: Path | str, width: int | None = None) -> tuple[torch.Tensor, dict[str, Any]]:
+    """A tuned prompt, checked before use: a corrupt one would otherwise generate garbage that is
+    scored as a result. `width`: the model's embedding width the vectors must have."""
     try:
         with safe_open(str(path), framework="pt") as handle:
             vectors = handle.get_tensor(PROMPT_KEY)
             meta = json.loads((handle.metadata() or {}).get("softeval", "{}"))
     except Exception as err:  # safetensors raises several error types for bad files
-        raise InputError(f"{path}: not a softeval soft prompt ({err}); delete it to retrain") from None
+        reason = (str(err).splitlines() or [type(err).__name__])[0]
+        raise InputError(f"{path}: not a softeval soft prompt ({reason}); delete it to retrain") from None
+    problem = None
+    if vectors.ndim != 2 or not vectors.is_floating_point():
+        problem = f"tensor '{PROMPT_KEY}' is {vectors.dtype} of shape {tuple(vectors.shape)}, not float vectors"
+    elif width is not None and vectors.shape[1] != width:
+        problem = f"its vectors have width {vectors.shape[1]}, the model's embeddings {width} (another model's prompt?)"
+    elif not torch.isfinite(vectors).all():
+        problem = f"{int((~torch.isfinite(vectors)).sum())} of {vectors.numel()} values are NaN or infinite"
+    if problem:
+        raise InputError(f"{path}: corrupt soft prompt: {problem}; delete it so the tune rule retrains it")
     return vectors, meta
 
 

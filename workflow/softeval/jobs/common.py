@@ -39,6 +39,12 @@ def method_unit(
     return Unit(task, test, build_prompts(task, method, test, shots, chat))
 
 
+def embedding_width(model: Any) -> int | None:
+    """The width a soft prompt must have for this model (None for an engine that hides its embeddings)."""
+    embeddings = getattr(model, "get_input_embeddings", None)
+    return int(embeddings().weight.shape[1]) if callable(embeddings) else None
+
+
 def load_job_model(ref: str, options: ModelOptions, threads: int) -> tuple[Any, Any, ChatWrap | None]:
     """The frozen model, its tokenizer, and its chat template when the model entry asks for it."""
     model, tokenizer = load_model(ref, threads, options)
@@ -80,7 +86,9 @@ def write_method_outputs(
     identity = model_identity(ref, model, model_options)
     items = list(zip(unit.test, unit.prompts.prompts, strict=True))
     for step, out in outs.items():
-        vectors, prompt_meta = load_prompt(prompt_files[step]) if step is not None else (None, {})
+        vectors, prompt_meta = (
+            load_prompt(prompt_files[step], embedding_width(model)) if step is not None else (None, {})
+        )
         fingerprint = {
             **identity,
             "job": job,
