@@ -161,7 +161,7 @@ def test_claim_1_format_climbs_knowledge_flat_and_the_choice_collapse():
             world.chosen[(model, task, "soft_prompt", 8)] = [i % 4 for i in range(N)]
             world.chosen[(model, task, "soft_prompt", 0)] = [i % 4 for i in range(N)]
     parts = parts_of(world.inputs(closed={"closed1"}))
-    assert verdict(parts, 1, "open tasks: format climbs to >= 0.9") == HOLDS
+    assert verdict(parts, 1, "open tasks: format reaches >= 0.9") == HOLDS
     assert verdict(parts, 1, "closed tasks: knowledge flat") == HOLDS
     assert verdict(parts, 1, "closed tasks saturate no later than open tasks") == HOLDS
     assert claim_verdicts(parts)[1] == HOLDS
@@ -173,7 +173,8 @@ def test_claim_1_format_climbs_knowledge_flat_and_the_choice_collapse():
     parts = parts_of(world.inputs(closed={"closed1"}))
     assert verdict(parts, 1, "closed tasks: knowledge flat") == "not shown (flat only because choices collapsed)"
     assert (
-        "a/closed1 (D 97%, entropy 0.12)" in parts[parts["part"] == "closed tasks: knowledge flat"]["evidence"].iloc[0]
+        "a/closed1 (D 97%, entropy 0.12; entropy 1.00 at step 0)"
+        in parts[parts["part"] == "closed tasks: knowledge flat"]["evidence"].iloc[0]
     )
 
     for model in world.models:
@@ -181,7 +182,7 @@ def test_claim_1_format_climbs_knowledge_flat_and_the_choice_collapse():
         world.set("base", model, "closed1", "soft_prompt", 8, format=hits(40))  # climbs, stops short of 0.9
     parts = parts_of(world.inputs(closed={"closed1"}))
     assert verdict(parts, 1, "open tasks: knowledge flat") == REFUTED
-    assert verdict(parts, 1, "closed tasks: format climbs to >= 0.9") == NOT_SHOWN
+    assert verdict(parts, 1, "closed tasks: format reaches >= 0.9") == REFUTED  # 0.667, well below
     assert verdict(parts, 1, "closed tasks saturate no later than open tasks") == NOT_SHOWN
     assert claim_verdicts(parts)[1] == REFUTED
 

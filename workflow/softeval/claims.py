@@ -196,20 +196,25 @@ def claim_format_without_knowledge(inputs: Inputs) -> list[Part]:
             ]
 
         fmt_change = paired_bootstrap(pairs("format"), None, settings.bootstrap, settings.seed)
-        fmt_final = curve[-1][1] if curve[-1][0] == final else float("nan")
-        fmt_verdict = greater(fmt_change)
-        if fmt_verdict == HOLDS and not fmt_final >= FORMAT_SATURATED:
-            fmt_verdict = NOT_SHOWN  # it climbs, but not to the paper's level
+        # The level the paper names (90-100%), with its interval: the mean of the final format
+        # minus the threshold; a prompt that starts in format has nothing to climb, and still counts.
+        fmt_level = paired_bootstrap(
+            [(final_fmt, np.full_like(final_fmt, FORMAT_SATURATED)) for final_fmt, _ in pairs("format")],
+            None,
+            settings.bootstrap,
+            settings.seed,
+        )
         where = "never" if saturation[kind] is None else f"at step {saturation[kind]}"
         along = "; ".join(f"step {s}: format {f:.3f}, knowledge {k:.3f}" for s, f, k in curve)
         parts.append(
             Part(
                 1,
-                f"{kind} tasks: format climbs to >= {FORMAT_SATURATED}",
-                fmt_verdict,
+                f"{kind} tasks: format reaches >= {FORMAT_SATURATED}",
+                greater(fmt_level),
                 f"{len(tasks)} {kind} task(s) x {len(inputs.models)} base models; {along}; format first >= "
-                f"{FORMAT_SATURATED} {where}; change from step {first} to {final} {fmt_change}",
-                fmt_change,
+                f"{FORMAT_SATURATED} {where}; final format minus {FORMAT_SATURATED} {fmt_level}; change from step "
+                f"{first} to {final} {fmt_change}",
+                fmt_level,
             )
         )
         know_change = paired_bootstrap(pairs("knowledge"), None, settings.bootstrap, settings.seed)
@@ -220,9 +225,14 @@ def claim_format_without_knowledge(inputs: Inputs) -> list[Part]:
             for m, t in units:
                 spread = choice_spread(*inputs.choices(m, t, "soft_prompt", final))
                 if spread.entropy < COLLAPSE_ENTROPY:
-                    collapsed.append(
-                        f"{m}/{t} ({spread.top_letter} {spread.top_share:.0%}, entropy {spread.entropy:.2f})"
+                    before = choice_spread(*inputs.choices(m, t, "soft_prompt", first))
+                    origin = (
+                        f"already at step {first}: the model's bias, not the prompt's"
+                        if before.entropy < COLLAPSE_ENTROPY
+                        else f"entropy {before.entropy:.2f} at step {first}"
                     )
+                    share = f"{spread.top_letter} {spread.top_share:.0%}"
+                    collapsed.append(f"{m}/{t} ({share}, entropy {spread.entropy:.2f}; {origin})")
             evidence += (
                 f"; choices collapsed onto one option (normalised entropy < {COLLAPSE_ENTROPY}) in "
                 f"{len(collapsed)} of {len(units)} units" + (": " + ", ".join(collapsed) if collapsed else "")
