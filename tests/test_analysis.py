@@ -190,7 +190,6 @@ def test_table_figure_and_claim_jobs_write_every_file(results, tmp_path):
         swap_csv=tmp_path / "swap_distance.csv",
         scores_root=results / "scores",
         loglik_root=results / "loglik",
-        zoo_csv=results / "tables" / "zoo.csv",
         params=params,
         out_stem=tmp_path / "claims",
     )

@@ -80,7 +80,6 @@ rule claims:
         swap="results/tables/swap_distance.csv",
         scores=all_scores(),
         choices=base_choice_files(),
-        truth=["results/tables/zoo.csv"] if HAS_TRUTH else [],
     output:
         report("results/tables/claims.md", caption="../report/claims.rst", category="Claims"),
         "results/tables/claims.csv",
@@ -88,14 +87,13 @@ rule claims:
     params:
         spec=analysis_params,
         stem=lambda wildcards, output: output[0][: -len(".md")],
-        truth=lambda wildcards, input: f"--truth {input.truth}" if input.truth else "",
     log:
         "logs/claims.log",
     conda:
         "../../envs/softeval.yaml"
     shell:
         "python -m softeval claims --summary {input.summary} --swap {input.swap} --scores-root results/scores "
-        "--loglik-root results/loglik {params.truth} --params {params.spec:q} --out {params.stem} 2> {log}"
+        "--loglik-root results/loglik --params {params.spec:q} --out {params.stem} 2> {log}"
 
 
 rule judge_validation:

@@ -14,7 +14,7 @@ shown otherwise. Computed, never written by hand: `softeval claims` from the sco
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from itertools import combinations
 from pathlib import Path
@@ -117,7 +117,6 @@ class Inputs:
     closed_tasks: set[str]
     settings: Settings
     choices: ChoiceReader | None = None
-    truth: Mapping[str, float] | None = None
     models: list[str] = field(init=False)
     tasks: list[str] = field(init=False)
     roles: set[str] = field(init=False)

@@ -309,7 +309,6 @@ def cmd_claims(args: argparse.Namespace) -> None:
         swap_csv=Path(args.swap),
         scores_root=Path(args.scores_root),
         loglik_root=Path(args.loglik_root),
-        zoo_csv=Path(args.truth) if args.truth else None,
         params=args.params,
         out_stem=Path(args.out),
     )
@@ -499,7 +498,7 @@ def build_parser() -> argparse.ArgumentParser:
         p = sub.choices[name]
         p.add_argument("--scores-root", required=True, help="results/scores (per-example verdicts, for the bootstrap)")
         p.add_argument("--loglik-root", default="results/loglik", help="option log-likelihoods (closed tasks' choices)")
-        p.add_argument("--truth", help="the zoo table (results/tables/zoo.csv): true knowledge of each base model")
+    sub.choices["tables"].add_argument("--truth", help="the zoo table (results/tables/zoo.csv): each model's knowledge")
     for name in ("tables", "figures", "claims"):
         sub.choices[name].add_argument("--summary", required=True, help="results/tables/scores.parquet")
         sub.choices[name].add_argument(

@@ -217,10 +217,10 @@ def run_claims(
     swap_csv: Path,
     scores_root: Path,
     loglik_root: Path,
-    zoo_csv: Path | None,
     params: dict,
     out_stem: Path,
 ) -> None:
+    """claims.{md,csv,tex}; the zoo's ground truth comes in through the swap table's truth_distance."""
     summary = load_summary(summary_path)
     reader = UnitReader(scores_root)
     inputs = Inputs(
@@ -230,6 +230,5 @@ def run_claims(
         closed_tasks=reader.closed_tasks(summary),
         settings=settings_from(params),
         choices=base_choice_reader(loglik_root),
-        truth=ground_truth(zoo_csv),
     )
     write_claims(check_claims(inputs), out_stem, pilot_note(summary), inputs.swap)
