@@ -70,7 +70,8 @@ class World:
         def per_example(role, task, method, step):
             return {m: self.arrays[(role, m, task, method, step)]["strict"] for m in self.models}
 
-        swap = swap_distance_table(summary, per_example, SETTINGS) if "post" in self.roles else pd.DataFrame()
+        has_reference = any(role == "post" and method == "zero_shot" for role, _, _, method, _ in self.arrays)
+        swap = swap_distance_table(summary, per_example, SETTINGS) if has_reference else pd.DataFrame()
         choices = None
         if self.chosen:
 
@@ -273,6 +274,19 @@ def test_not_applicable_with_one_model_or_no_post_trained_twins(tmp_path):
         in text
     )
     assert pd.read_csv(tmp_path / "claims.csv")["claim"].tolist()[0] == 1
+
+
+def test_a_run_without_baselines_or_soft_prompt_says_what_it_lacks():
+    world = World()
+    world.arrays = {k: v for k, v in world.arrays.items() if k[3] == "soft_prompt"}
+    parts = parts_of(world.inputs())
+    assert claim_verdicts(parts)[1] != NOT_APPLICABLE
+    assert all(claim_verdicts(parts)[c] == NOT_APPLICABLE for c in (2, 3, 4, 5))
+    assert set(parts[parts["claim"] == 4]["evidence"]) == {"no zero-shot or few-shot units to compare with"}
+    world = World()
+    world.arrays = {k: v for k, v in world.arrays.items() if k[3] != "soft_prompt"}
+    summary_only = parts_of(world.inputs())
+    assert set(summary_only["verdict"]) == {NOT_APPLICABLE} and len(summary_only) == 5
 
 
 def test_choice_spread_and_gap_difference():

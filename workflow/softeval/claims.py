@@ -146,10 +146,14 @@ def check_claims(inputs: Inputs) -> pd.DataFrame:
             parts.append(Part(claim, "all", NOT_APPLICABLE, "no soft-prompt units in this run"))
     else:
         parts += claim_format_without_knowledge(inputs)
-        parts += claim_beats_baselines(inputs)
-        parts += claim_predicts_rankings(inputs)
-        parts += claim_score_compression(inputs)
-        parts += claim_smallest_gap(inputs)
+        if inputs.baselines():
+            parts += claim_beats_baselines(inputs)
+            parts += claim_predicts_rankings(inputs)
+            parts += claim_score_compression(inputs)
+            parts += claim_smallest_gap(inputs)
+        else:
+            for claim in (2, 3, 4, 5):
+                parts.append(Part(claim, "all", NOT_APPLICABLE, "no zero-shot or few-shot units to compare with"))
     return pd.DataFrame([p.row() for p in parts])
 
 
