@@ -171,7 +171,8 @@ def claim_verdicts(parts: pd.DataFrame) -> dict[int, str]:
 def claim_format_without_knowledge(inputs: Inputs) -> list[Part]:
     settings, parts = inputs.settings, []
     first, final = settings.first_step, settings.final_step
-    steps = sorted({int(s) for s in unit_rows_all(inputs.summary, "base", "soft_prompt")["step"].dropna().astype(int)})
+    soft = inputs.summary[(inputs.summary["role"] == "base") & (inputs.summary["method"] == "soft_prompt")]
+    steps = sorted({int(s) for s in soft["step"].dropna()})
     saturation: dict[str, int | None] = {}
     for kind in ("closed", "open"):
         tasks = [t for t in inputs.tasks if (t in inputs.closed_tasks) == (kind == "closed")]
@@ -263,10 +264,6 @@ def claim_format_without_knowledge(inputs: Inputs) -> list[Part]:
 
 def _never(step: int | None) -> str:
     return "never" if step is None else str(step)
-
-
-def unit_rows_all(summary: pd.DataFrame, role: str, method: str) -> pd.DataFrame:
-    return summary[(summary["role"] == role) & (summary["method"] == method)]
 
 
 # ---- 2: soft prompting beats the baselines ----------------------------------------------------
