@@ -24,6 +24,8 @@ rule all:
         expand("results/data/{task}/meta.json", task=TASKS),
         expand("results/tables/zoo.{ext}", ext=["csv", "md"]) if ZOO_MODELS else [],
         "results/tables/scores.csv",
+        # each per-example file by name, so a missing one is rebuilt (and what depends on it rerun)
+        per_example_files(),
         expand("results/tables/{name}.{ext}", name=PUBLICATION_TABLES, ext=["csv", "md", "tex"]),
         expand("results/figures/{name}.{ext}", name=FIGURES, ext=["png", "pdf"]),
         expand("results/tables/claims.{ext}", ext=["csv", "md", "tex"]),

@@ -20,6 +20,7 @@ from softeval.config import (
     workdir_relative,
 )
 from softeval.gguf import locate_gguf
+from softeval.judge_validation import load_validation
 from softeval.methods import unit_name
 from softeval.tasks import load_task
 from softeval.schema import InputError
@@ -29,7 +30,11 @@ ROOT = Path(workflow.basedir)
 # environment (a conda env from envs/ included), whether or not it was pip-installed there.
 # (Braces are doubled twice: once for this f-string, once for Snakemake's own formatting.)
 shell.prefix(f"set -euo pipefail; export PYTHONPATH='{ROOT / 'workflow'}'${{{{PYTHONPATH:+:$PYTHONPATH}}}}; ")
-CONFIG_SOURCE = ", ".join(str(f) for f in workflow.configfiles) or "config"
+# The files the config came from, for error lines: with --replace-workflow-config only those
+# given on the command line (config/config.yaml is read, then discarded).
+_settings = workflow.config_settings
+_CONFIG_FILES = _settings.configfiles if _settings.replace_workflow_config else workflow.configfiles
+CONFIG_SOURCE = ", ".join(str(f) for f in _CONFIG_FILES) or "config"
 
 
 def portable(path):
@@ -150,7 +155,10 @@ EVAL = config["evaluation"]
 EVAL["judge"]["prompts"] = portable(ROOT / EVAL["judge"]["prompts"])
 VALIDATION_SET = portable(ROOT / "config" / "judges" / "validation.jsonl")
 # The hand-labelled set's tasks: the judge is validated on them whatever tasks are evaluated.
-VALIDATION_TASKS = sorted({json.loads(line)["task"] for line in open(VALIDATION_SET) if line.strip()})
+try:
+    VALIDATION_TASKS = sorted({row["task"] for row in load_validation(VALIDATION_SET)})
+except InputError as err:
+    raise WorkflowError(str(err)) from None
 VALIDATION_TASK_FILES = [portable(ROOT / "config" / "tasks" / f"{task}.yaml") for task in VALIDATION_TASKS]
 STEPS = soft_prompt_steps(config)
 METHODS = list(EVAL["methods"])
@@ -184,9 +192,15 @@ def gguf_file(wildcards):
 
 
 def model_inputs(wildcards):
-    """A model directory is an input (changes rerun the jobs); a hub id is resolved by the job."""
+    """What a job's model is made of, as inputs whose changes rerun the job: a directory the
+    workflow builds; each file of a local checkpoint directory (new weights written into it
+    change no directory time stamp); nothing for a hub id, which the job resolves to a commit."""
     ref = model_ref(wildcards)
-    return {"model": ref} if KINDS[wildcards.model] != "checkpoint" or os.path.isdir(ref) else {}
+    if KINDS[wildcards.model] != "checkpoint":
+        return {"model": ref}
+    if os.path.isdir(ref):
+        return {"model": sorted(str(p) for p in Path(ref).iterdir() if p.is_file() and not p.name.startswith("."))}
+    return {}
 
 
 def model_options_json(wildcards):
@@ -263,6 +277,25 @@ def all_scores():
         for task in TASKS
         for unit in UNITS
     ]
+
+
+def per_example_files():
+    """Every file with one row per example (splits, generations, option scores, verdicts, the
+    zoo's probes) and every tuned prompt. `all` asks for each by name: Snakemake does not rebuild
+    a missing intermediate file while what was made from it is up to date, so a file deleted by
+    a killed forced rerun would otherwise stay missing for good."""
+    units = [(model, role, task) for model in MODELS for role in ROLES for task in TASKS]
+    files = expand("results/data/{task}/{split}.jsonl", task=TASKS, split=["train", "test", "few_shot"])
+    for model, role, task in units:
+        folder = f"{model}/{role}/{task}"
+        files += [f"results/generations/{folder}/{unit}.jsonl" for unit in UNITS]
+        if task in CLOSED_TASKS:
+            files += [f"results/loglik/{folder}/{unit}.jsonl" for unit in UNITS]
+        if "soft_prompt" in METHODS:
+            files += [f"results/softprompts/{folder}/{name}" for name in ("prompt.safetensors", "curve.csv")]
+            files += [f"results/softprompts/{folder}/step{step}.safetensors" for step in STEPS]
+    files += expand("results/probes/{model}/{role}.jsonl", model=ZOO_MODELS, role=ROLES)
+    return files + all_scores()
 
 
 def base_choice_files():
