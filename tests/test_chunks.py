@@ -31,8 +31,13 @@ def test_resume_after_a_kill_gives_the_uninterrupted_file(tmp_path):
     assert sorted(p.name for p in parts_dir(out).glob("*.jsonl")) == ["00000.jsonl", "00001.jsonl"]
 
     second: list = []
-    computed = write_in_chunks(out, items, squares(second), {"v": 1}, chunk_size=5)
+    reused: list = []
+    progress: list = []
+    computed = write_in_chunks(
+        out, items, squares(second), {"v": 1}, chunk_size=5, on_chunk=progress.append, on_reused=reused.append
+    )
     assert computed == 3 and second[0] == [10, 11, 12, 13, 14]  # only the missing chunks ran
+    assert reused == [10] and sum(reused + progress) == len(items)  # a resumed bar ends at 100 %
     assert out.read_bytes() == (tmp_path / "whole.jsonl").read_bytes()
     assert not parts_dir(out).exists()
 

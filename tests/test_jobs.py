@@ -144,6 +144,32 @@ def test_soft_prompt_generation_writes_one_file_per_step(workspace, tasks):
         assert {r["step"] for r in read(out)} == {step}
 
 
+def test_a_failed_job_leaves_no_provenance_beside_missing_outputs(workspace, tasks, monkeypatch):
+    """The soft-prompt job writes one file per step; dying at the second leaves no .meta.json,
+    not the first step's new one nor an old one from an earlier run."""
+    prompts = {step: workspace / "sp" / f"step{step}.safetensors" for step in (0, 4)}
+    if not prompts[0].exists():
+        tune_numeric(workspace, tasks, workspace / "sp")
+    outs = {step: workspace / f"fail-step{step}.jsonl" for step in (0, 4)}
+    old = workspace / "fail-step4.meta.json"
+    old.write_text("{}")
+    real = generate_job.generate_greedy
+
+    def dies_at_step_four(model, tokenizer, prompts_, vectors=None, **kwargs):
+        if vectors is not None and not torch.equal(vectors, load_prompt(prompts[0])[0]):
+            raise RuntimeError("killed")
+        return real(model, tokenizer, prompts_, vectors=vectors, **kwargs)
+
+    monkeypatch.setattr(generate_job, "generate_greedy", dies_at_step_four)
+    with pytest.raises(RuntimeError, match="killed"):
+        run_generate(settings=SETTINGS, **job(workspace, tasks, "world_numeric", "soft_prompt", outs, prompts))
+    assert outs[0].exists() and not outs[4].exists()  # Snakemake removes outs[0] as a failed job's output
+    assert sorted(workspace.glob("fail-step*.meta.json")) == []
+    monkeypatch.setattr(generate_job, "generate_greedy", real)
+    run_generate(settings=SETTINGS, **job(workspace, tasks, "world_numeric", "soft_prompt", outs, prompts))
+    assert sorted(p.name for p in workspace.glob("fail-step*.meta.json")) == [f"fail-step{s}.meta.json" for s in (0, 4)]
+
+
 def test_a_truncated_generation_file_is_named(workspace, tasks):
     broken = workspace / "broken.jsonl"
     broken.write_text(json.dumps({"id": "x", "response": "1"}) + "\n")

@@ -30,10 +30,13 @@ def write_in_chunks(
     fingerprint: dict[str, Any],
     chunk_size: int,
     on_chunk: Callable[[int], None] | None = None,
+    on_reused: Callable[[int], None] | None = None,
 ) -> int:
     """Write produce(chunk) for every chunk of `items` to `out`; returns how many chunks were computed.
 
-    `on_chunk(n_items)` is called after each computed chunk (progress reporting).
+    `on_chunk(n_items)` is called after each computed chunk, `on_reused(n_items)` once, before
+    any is computed, with the items a killed run already finished (progress reporting: a
+    resumed bar starts where the killed one stopped and ends at 100 %).
     """
     out = Path(out)
     parts = parts_dir(out)
@@ -45,6 +48,9 @@ def write_in_chunks(
     if not stamp.is_file():
         atomic_write_json(stamp, {"hash": digest, "fingerprint": fingerprint})
     starts = range(0, len(items), chunk_size)
+    done = [index for index in range(len(starts)) if (parts / f"{index:05d}.jsonl").is_file()]
+    if on_reused and done:
+        on_reused(sum(len(items[starts[index] : starts[index] + chunk_size]) for index in done))
     computed = 0
     for index, start in enumerate(starts):
         chunk_path = parts / f"{index:05d}.jsonl"

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import sys
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -85,6 +86,11 @@ def write_method_outputs(
     unit = method_unit(task, data_dir, method, settings["few_shot_k"], settings["seed"], chat)
     identity = model_identity(ref, model, model_options)
     items = list(zip(unit.test, unit.prompts.prompts, strict=True))
+    # A provenance file describes an output that exists, so none is left beside a failed job's
+    # outputs (Snakemake removes those, not these): old ones go first, new ones come last.
+    for out in outs.values():
+        meta_path(out).unlink(missing_ok=True)
+    metas = {}
     for step, out in outs.items():
         vectors, prompt_meta = (
             load_prompt(prompt_files[step], embedding_width(model)) if step is not None else (None, {})
@@ -103,13 +109,29 @@ def write_method_outputs(
         start = time.perf_counter()
         label = f"{job} {method}" + (f" step {step}" if step is not None else "")
         with tqdm(total=len(items), desc=label, unit="ex", mininterval=5) as bar:
+            reused = [0]
 
-            def advance(n: int, bar: tqdm = bar, start: float = start) -> None:
+            def resume(n: int, bar: tqdm = bar, reused: list[int] = reused) -> None:
+                reused[0] = n
                 bar.update(n)
-                bar.set_postfix(ex_per_s=f"{bar.n / (time.perf_counter() - start):.1f}")
+
+            def advance(n: int, bar: tqdm = bar, start: float = start, reused: list[int] = reused) -> None:
+                bar.update(n)
+                bar.set_postfix(ex_per_s=f"{(bar.n - reused[0]) / (time.perf_counter() - start):.1f}")
 
             def produce(chunk: list[tuple[dict[str, Any], str]], vectors: Any = vectors, step: Any = step) -> list:
                 return make_rows(model, tokenizer, unit, chunk, vectors, step)
 
-            atomic_write_json(meta_path(out), provenance(fingerprint, seed=settings["seed"]))
-            write_in_chunks(out, items, produce, fingerprint, settings["chunk_size"], on_chunk=advance)
+            write_in_chunks(
+                out, items, produce, fingerprint, settings["chunk_size"], on_chunk=advance, on_reused=resume
+            )
+        cut = sum('"prompt_truncated"' in line for line in Path(out).read_text(encoding="utf-8").splitlines())
+        if cut:  # softeval.context: kept the end of each over-long prompt
+            print(
+                f"warning: {out}: {cut} of {len(items)} prompts were longer than the model's context and lost their "
+                "first tokens (their rows have prompt_truncated)",
+                file=sys.stderr,
+            )
+        metas[out] = provenance(fingerprint, seed=settings["seed"], **({"truncated_prompts": cut} if cut else {}))
+    for out, meta in metas.items():
+        atomic_write_json(meta_path(out), meta)
