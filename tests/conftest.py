@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import os
+import tempfile
 from pathlib import Path
 
 import pytest
@@ -10,6 +12,8 @@ from softeval.tasks import Task, load_task
 from softeval.world import World, generate_world
 
 ROOT = Path(__file__).resolve().parents[1]
+# The weights-digest cache of this test session (and of the workflows it runs), not the user's.
+os.environ["SOFTEVAL_CACHE"] = tempfile.mkdtemp(prefix="softeval-cache-")
 TASK_DIR = ROOT / "config" / "tasks"
 TASK_NAMES = ["world_numeric", "world_phrase", "world_boxed", "world_choice"]
 

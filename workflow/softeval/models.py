@@ -7,7 +7,6 @@ dtype, device_map, trust_remote_code (off unless the model entry opts in) and ch
 
 from __future__ import annotations
 
-import hashlib
 import json
 import re
 from dataclasses import dataclass
@@ -15,11 +14,12 @@ from pathlib import Path
 from typing import Any
 
 import torch
+from safetensors import SafetensorError
 
 from softeval.gguf import SOURCE_RECORD
 from softeval.schema import InputError
+from softeval.weights import weight_files, weights_digest
 
-HASHED_WEIGHTS_LIMIT = 200 * 2**20  # hash local weights up to 200 MiB; above, trust the revision
 DTYPES = {"float32": torch.float32, "bfloat16": torch.bfloat16, "float16": torch.float16}
 HUB_ID = re.compile(r"^[A-Za-z0-9][\w.-]*/[\w.-]+$")
 
@@ -80,17 +80,22 @@ def load_model(ref: Path | str, threads: int, options: ModelOptions | None = Non
     ref = check_reference(str(ref))
     on_gpu = torch.cuda.is_available()
     common = {"revision": options.revision, "trust_remote_code": options.trust_remote_code}
+    dtype = resolve_dtype(options.dtype, on_gpu)
     try:
         tokenizer = AutoTokenizer.from_pretrained(ref, **common)
         model = AutoModelForCausalLM.from_pretrained(
             ref,
-            dtype=resolve_dtype(options.dtype, on_gpu),
+            dtype=dtype,
             device_map=options.device_map if on_gpu else None,
             use_safetensors=True,
             **common,
         )
-    except (OSError, ValueError) as err:
-        raise InputError(f"{ref}: cannot load the model ({str(err).splitlines()[0]})") from None
+    except (OSError, ValueError, SafetensorError) as err:  # SafetensorError: a truncated or corrupt file
+        reason = (str(err).splitlines() or [type(err).__name__])[0]
+        raise InputError(
+            f"{ref}: cannot load the model ({reason}); download or convert it again, or fix the model's id"
+        ) from None
+    check_finite(model, ref)
     if tokenizer.pad_token_id is None:
         tokenizer.pad_token = tokenizer.eos_token  # padding is always masked out
     if options.device_map is None or not on_gpu:
@@ -106,24 +111,33 @@ def load_model(ref: Path | str, threads: int, options: ModelOptions | None = Non
     return model, tokenizer
 
 
+def check_finite(model: Any, ref: Path | str) -> None:
+    """Weights with a NaN or infinity (a bad conversion, a diverged checkpoint) would give empty
+    or garbage generations that get scored as results: stop instead, naming the tensor."""
+    for name, parameter in model.named_parameters():
+        if not torch.isfinite(parameter).all():
+            raise InputError(
+                f"{ref}: weight {name} has non-finite values (NaN or inf); the checkpoint is corrupt, "
+                "replace it with a good copy"
+            )
+
+
 def input_device(model: Any) -> torch.device:
     """Where inputs go: the device of the input embeddings (the first shard under device_map)."""
     return model.get_input_embeddings().weight.device
 
 
 def model_identity(ref: Path | str, model: Any, options: ModelOptions | None = None) -> dict[str, Any]:
-    """Model id and revision for provenance: the resolved hub commit, or the weights' hash locally."""
+    """Model id and revision for provenance: the resolved hub commit for a hub id; for a local
+    directory the content hash of its weights (cached: softeval.weights), any size."""
     path = Path(ref)
     revision = getattr(model.config, "_commit_hash", None) or (options.revision if options else None)
-    weights = sorted(path.glob("*.safetensors")) if path.is_dir() else []
+    weights = weight_files(path) if path.is_dir() else []
     converted = path / SOURCE_RECORD if path.is_dir() else None
     if converted is not None and converted.is_file():  # a converted GGUF file: the file's hash names the weights
         revision = f"gguf-sha256:{json.loads(converted.read_text())['sha256'][:16]}"
-    elif weights and sum(w.stat().st_size for w in weights) <= HASHED_WEIGHTS_LIMIT:
-        digest = hashlib.sha256()
-        for w in weights:
-            digest.update(w.read_bytes())
-        revision = f"sha256:{digest.hexdigest()[:16]}"
+    elif weights:  # the weights' content, whatever the hub revision or directory name says
+        revision = f"sha256:{weights_digest(path)[:16]}"
     identity: dict[str, Any] = {"model": str(ref), "revision": revision}
     if options is not None:
         identity["model_options"] = {
