@@ -111,3 +111,21 @@ def test_shared_prefix_is_encoded_once(setup, world, tasks, monkeypatch):
     assert lengths[0] == prefix_tokens  # the prefix, once
     assert all(n < prefix_tokens for n in lengths[1:])  # each batch feeds only its questions
     assert len(lengths) == 1 + 3
+
+
+@pytest.mark.parametrize("vectors", [None, VECTORS], ids=["plain", "soft-prompt"])
+def test_an_over_long_prompt_keeps_its_end_and_says_so(setup, vectors):
+    """A 100,000-character question on a 512-position model: its last tokens that fit beside the
+    soft prompt and the budget are kept, the cut is counted, and the rows batched with it are as
+    they would be alone."""
+    model, tokenizer, prompts = setup
+    long = "Background: " + "the old records say many things. " * 3100 + prompts[0]
+    assert len(long) > 100_000
+    budget, soft = 5, 0 if vectors is None else len(vectors)
+    limit = model.config.max_position_embeddings - soft - budget
+    kwargs = {"vectors": vectors, "stops": ("\n",), "max_new_tokens": budget}
+    together = generate_greedy(model, tokenizer, [long, prompts[1]], batch_size=2, **kwargs)
+    alone = generate_greedy(model, tokenizer, [prompts[1]], **kwargs)
+    assert together[0].prompt_tokens == limit
+    assert together[0].truncated == len(tokenizer(long)["input_ids"]) - limit
+    assert together[1] == alone[0] and alone[0].truncated == 0

@@ -56,3 +56,14 @@ def test_choice_and_length_normalisation():
     assert scores.ranking == [1, 2, 0, 3]
     assert scores.chosen == 1
     assert OptionScores([-6.0, -5.0], [6, 2]).chosen_normalized == 0  # -1.0 per token beats -2.5
+
+
+def test_an_over_long_prompt_is_cut_from_the_left_never_in_its_answer(setup):
+    model, tokenizer, task, examples, prompts = setup
+    long = "Background: " + "the old records say many things. " * 3100 + prompts[0]
+    (cut,) = score_options(model, tokenizer, task, [long], examples[:1])
+    (whole,) = score_options(model, tokenizer, task, prompts[:1], examples[:1])
+    assert cut.lengths == whole.lengths  # every option's tokens are scored in full
+    n_long = len(tokenizer(long)["input_ids"])
+    assert n_long - model.config.max_position_embeddings < cut.truncated <= n_long
+    assert whole.truncated == 0

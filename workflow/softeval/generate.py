@@ -10,13 +10,14 @@ from __future__ import annotations
 
 import copy
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 import torch
 
 from softeval.answers import cut_at_stop
 from softeval.backoff import BatchSize, in_batches
+from softeval.context import keep_last, prompt_limit
 from softeval.models import input_device
 from softeval.softprompt import insert_soft_prompt
 
@@ -27,6 +28,7 @@ class Generation:
     stop_reason: str  # "eos" | "stop" | "length"
     prompt_tokens: int
     new_tokens: int
+    truncated: int = 0  # prompt tokens cut from the left to fit the context (softeval.context)
 
 
 @torch.no_grad()
@@ -48,7 +50,9 @@ def generate_greedy(
     """
     if max_new_tokens < 1:
         raise ValueError("max_new_tokens must be at least 1")
-    rows = [tokenizer(prompt)["input_ids"] for prompt in prompts]
+    limit = prompt_limit(model, 0 if vectors is None else vectors.shape[0], max_new_tokens)
+    kept = [keep_last(tokenizer(prompt)["input_ids"], limit) for prompt in prompts]
+    rows = [ids for ids, _ in kept]
     prefix = _encode_prefix(model, tokenizer, rows, vectors, shared_prefix) if use_cache and shared_prefix else None
     eos_ids = stop_token_ids(model, tokenizer)
 
@@ -57,7 +61,8 @@ def generate_greedy(
             model, tokenizer, list(chunk), vectors, prefix, stops, max_new_tokens, use_cache, eos_ids
         )
 
-    return in_batches(rows, batch_size, run, "generate")
+    generations = in_batches(rows, batch_size, run, "generate")
+    return [replace(g, truncated=cut) if cut else g for g, (_, cut) in zip(generations, kept, strict=True)]
 
 
 def stop_token_ids(model: Any, tokenizer: Any) -> set[int]:

@@ -14,6 +14,7 @@ from typing import Any
 import torch
 
 from softeval.backoff import BatchSize, in_batches
+from softeval.context import prompt_limit
 from softeval.methods import ChatWrap, response_target
 from softeval.softprompt import answer_logprobs
 from softeval.tasks import Task
@@ -26,6 +27,7 @@ class OptionScores:
 
     logliks: list[float]
     lengths: list[int]
+    truncated: int = 0  # most prompt tokens cut from the left for any option (softeval.context)
 
     @property
     def ranking(self) -> list[int]:
@@ -61,20 +63,22 @@ def score_options(
         for k in range(len(example["options"]))
     ]
 
-    def run(chunk: Sequence[tuple[int, str, str]]) -> list[tuple[float, int]]:
-        batch = encode_batch(tokenizer, [p for _, p, _ in chunk], [t for _, _, t in chunk], eos=False)
+    limit = prompt_limit(model, 0 if vectors is None else vectors.shape[0], 0)
+
+    def run(chunk: Sequence[tuple[int, str, str]]) -> list[tuple[float, int, int]]:
+        prompts_, targets = [p for _, p, _ in chunk], [t for _, _, t in chunk]
+        batch = encode_batch(tokenizer, prompts_, targets, eos=False, max_tokens=limit)
         logprobs, rows = answer_logprobs(model, vectors, batch)
         rows, logprobs = rows.cpu(), logprobs.float().cpu()
         sums = torch.zeros(len(chunk)).index_add_(0, rows, logprobs).tolist()
         counts = torch.bincount(rows, minlength=len(chunk)).tolist()
-        return list(zip(sums, counts, strict=True))
+        return list(zip(sums, counts, batch.truncated, strict=True))
 
     scored = in_batches(pairs, batch_size, run, "loglik")
-    logliks = [ll for ll, _ in scored]
-    lengths = [n for _, n in scored]
     out, cursor = [], 0
     for example in examples:
         n = len(example["options"])
-        out.append(OptionScores(logliks[cursor : cursor + n], lengths[cursor : cursor + n]))
+        part = scored[cursor : cursor + n]
+        out.append(OptionScores([ll for ll, _, _ in part], [k for _, k, _ in part], max(c for _, _, c in part)))
         cursor += n
     return out

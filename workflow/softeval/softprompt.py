@@ -23,6 +23,7 @@ from safetensors.torch import save_file
 from tqdm import tqdm
 
 from softeval.backoff import BatchSize
+from softeval.context import prompt_limit
 from softeval.io import atomic_directory
 from softeval.models import input_device
 from softeval.schema import InputError
@@ -208,10 +209,13 @@ def backward_with_backoff(
     The loss is the mean over all answer tokens of the batch whatever the micro-batch size,
     so a backoff changes memory use, not the optimisation.
     """
+    limit = prompt_limit(model, vectors.shape[0], 0)  # an over-long train example keeps its end
     while True:
         try:
             parts = [chosen[i : i + micro.size] for i in range(0, len(chosen), micro.size)]
-            batches = [encode_batch(tokenizer, [p for p, _ in part], [t for _, t in part]) for part in parts]
+            batches = [
+                encode_batch(tokenizer, [p for p, _ in part], [t for _, t in part], max_tokens=limit) for part in parts
+            ]
             if len(batches) == 1:
                 loss = answer_loss(model, vectors, batches[0])
                 loss.backward()
@@ -260,6 +264,8 @@ def save_prompt(path: Path | str, vectors: torch.Tensor, meta: dict[str, Any]) -
 def load_prompt(path: Path | str, width: int | None = None) -> tuple[torch.Tensor, dict[str, Any]]:
     """A tuned prompt, checked before use: a corrupt one would otherwise generate garbage that is
     scored as a result. `width`: the model's embedding width the vectors must have."""
+    if not Path(path).is_file():
+        raise InputError(f"{path}: soft prompt not found; run the tune rule first (snakemake makes it)")
     try:
         with safe_open(str(path), framework="pt") as handle:
             vectors = handle.get_tensor(PROMPT_KEY)

@@ -14,6 +14,7 @@ import torch
 from tokenizers import Tokenizer, decoders, models, pre_tokenizers, trainers
 from transformers import PreTrainedTokenizerFast
 
+from softeval.context import keep_last
 from softeval.io import atomic_directory
 
 EOS = "<|endoftext|>"
@@ -70,6 +71,7 @@ class TokenBatch:
     input_ids: torch.Tensor
     attention_mask: torch.Tensor
     labels: torch.Tensor | None = None
+    truncated: tuple[int, ...] = ()  # tokens cut from each row's front to fit `max_tokens`
 
 
 def encode_batch(
@@ -78,20 +80,24 @@ def encode_batch(
     targets: Sequence[str] | None = None,
     eos: bool = True,
     side: str = "left",
+    max_tokens: int | None = None,
 ) -> TokenBatch:
     """Tokenise prompts (and answers, + EOS unless eos=False) and pad them into one batch.
 
     Left padding (the default) is for inference and soft prompts, whose positions come from
-    the mask; right padding suits plain training, where positions start at 0 anyway.
+    the mask; right padding suits plain training, where positions start at 0 anyway. A row
+    longer than `max_tokens` loses its first tokens (softeval.context), never its answer's.
     """
-    rows, answers = [], []
+    rows, answers, cuts = [], [], []
     for i, prompt in enumerate(prompts):
         if targets is None:
             prompt_ids, answer_ids = tokenizer(prompt)["input_ids"], []
         else:
             prompt_ids, answer_ids = prompt_and_answer_ids(tokenizer, prompt, targets[i], eos=eos)
-        rows.append(prompt_ids + answer_ids)
-        answers.append(len(answer_ids))
+        row, cut = keep_last(prompt_ids + answer_ids, max_tokens)
+        rows.append(row)
+        answers.append(min(len(answer_ids), len(row)))
+        cuts.append(cut)
     width = max(len(r) for r in rows)
     ids = torch.full((len(rows), width), tokenizer.pad_token_id, dtype=torch.long)
     mask = torch.zeros((len(rows), width), dtype=torch.long)
@@ -102,4 +108,4 @@ def encode_batch(
         mask[b, start : start + len(row)] = 1
         if n_answer:
             labels[b, start + len(row) - n_answer : start + len(row)] = torch.tensor(row[-n_answer:])
-    return TokenBatch(ids, mask, labels if targets is not None else None)
+    return TokenBatch(ids, mask, labels if targets is not None else None, tuple(cuts))

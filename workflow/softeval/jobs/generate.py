@@ -81,6 +81,7 @@ def run_generate(*, settings: dict[str, Any], **job: Any) -> None:
                 "stop_reason": g.stop_reason,
                 "prompt_tokens": g.prompt_tokens,
                 "new_tokens": g.new_tokens,
+                **({"prompt_truncated": g.truncated} if g.truncated else {}),
             }
             for (example, prompt), g in zip(chunk, generations, strict=True)
         ]

@@ -35,6 +35,7 @@ def run_loglik(*, settings: dict[str, Any], task: Any, **job: Any) -> None:
                 "ranking": s.ranking,
                 "chosen": s.chosen,
                 "chosen_normalized": s.chosen_normalized,
+                **({"prompt_truncated": s.truncated} if s.truncated else {}),
             }
             for example, s in zip(examples, scores, strict=True)
         ]
