@@ -178,6 +178,7 @@ def cmd_tune(args: argparse.Namespace) -> None:
     from softeval.softprompt import TuneConfig
 
     params = args.params
+    check_job_params("tune", params)
     config = TuneConfig(**{**params, "snapshots": tuple(params.get("snapshots", ()))})
     run_tune(
         model=args.model,
@@ -192,6 +193,7 @@ def cmd_tune(args: argparse.Namespace) -> None:
 
 def _method_job(args: argparse.Namespace) -> dict[str, Any]:
     """The arguments generate and loglik share: one output per soft-prompt step, else one."""
+    check_job_params(args.command, args.params)
     if args.method == "soft_prompt":
         if not (len(args.steps) == len(args.prompts) == len(args.out)):
             raise InputError("soft_prompt: give as many --steps and --prompts as --out files")
@@ -355,6 +357,31 @@ def json_object(text: str) -> dict[str, Any]:
     if not isinstance(value, dict):
         raise argparse.ArgumentTypeError(f"must be a JSON object {{...}}, not {type(value).__name__}")
     return value
+
+
+# A job's --params: the config section it comes from, and the keys the rule adds to it.
+JOB_PARAMS = {"generate": ("generate", ("few_shot_k", "seed")), "loglik": ("loglik", ("few_shot_k", "seed"))}
+JOB_PARAMS["tune"] = ("tune", ("seed",))
+
+
+def check_job_params(command: str, params: dict[str, Any]) -> None:
+    """Every key of a job's --params is one the config schema knows (a typo is an error, not a
+    setting silently ignored), and the ones the job reads without a default are there."""
+    from softeval.schema import load_schema
+
+    section, added = JOB_PARAMS[command]
+    known = set(load_schema("config")["properties"]["evaluation"]["properties"][section]["properties"]) | set(added)
+    unknown = sorted(set(params) - known)
+    if unknown:
+        raise InputError(
+            f"{command} --params: unknown key {unknown[0]!r}; use {', '.join(sorted(known))} "
+            f"(evaluation.{section} in the config)"
+        )
+    needed = {"generate": ("few_shot_k", "seed", "max_new_tokens", "batch_size", "chunk_size")}
+    needed["loglik"] = ("few_shot_k", "seed", "batch_size", "chunk_size")
+    missing = [key for key in needed.get(command, ()) if key not in params]
+    if missing:
+        raise InputError(f"{command} --params: key {missing[0]!r} is missing; the rule passes evaluation.{section}")
 
 
 def build_parser() -> argparse.ArgumentParser:

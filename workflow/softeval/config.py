@@ -7,6 +7,7 @@ from typing import Any
 
 import yaml
 
+from softeval.io import read_utf8
 from softeval.schema import InputError, fill_defaults, load_schema, validate
 from softeval.tasks import load_task
 
@@ -16,7 +17,7 @@ DOCS = "config/README.md"
 def load_config_file(path: Path | str) -> dict[str, Any]:
     path = Path(path)
     try:
-        data = yaml.safe_load(path.read_text(encoding="utf-8"))
+        data = yaml.safe_load(read_utf8(path))
     except FileNotFoundError:
         raise InputError(f"{path}: config file not found; pass an existing file to --configfile") from None
     except yaml.YAMLError as err:

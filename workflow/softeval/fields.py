@@ -23,7 +23,10 @@ def column(row: dict[str, Any], path: str, where: str) -> Any:
     for part in path.split("."):
         if not isinstance(value, dict) or part not in value:
             keys = ", ".join(sorted(value)) if isinstance(value, dict) else type(value).__name__
-            raise InputError(f"{where}: no column {path!r} (at {part!r}; found: {keys})")
+            raise InputError(
+                f"{where}: no column {path!r} (at {part!r}; found: {keys}); name the right column under "
+                "dataset.fields in the task file"
+            )
         value = value[part]
     return value
 

@@ -63,6 +63,18 @@ def atomic_write_jsonl(path: Path | str, rows: Iterable[dict[str, Any]]) -> None
     atomic_write_text(path, "".join(json.dumps(row, sort_keys=True, ensure_ascii=False) + "\n" for row in rows))
 
 
+def read_utf8(path: Path | str) -> str:
+    """A text file's content; one that is not UTF-8 is one InputError with the line and byte."""
+    raw = Path(path).read_bytes()
+    try:
+        return raw.decode("utf-8")
+    except UnicodeDecodeError as err:
+        line = raw[: err.start].count(b"\n") + 1
+        raise InputError(
+            f"{path}:{line}: not UTF-8 (byte 0x{raw[err.start]:02x} at offset {err.start}); save the file as UTF-8"
+        ) from None
+
+
 def read_json(path: Path | str) -> Any:
     """A JSON artifact; an unreadable one is one InputError naming it and the fix."""
     try:

@@ -16,6 +16,7 @@ from typing import Any
 
 import pandas as pd
 
+from softeval.io import read_utf8
 from softeval.judge import Judge
 from softeval.schema import InputError
 from softeval.tasks import Task, load_task
@@ -26,7 +27,7 @@ FIELDS = ("id", "task", "category", "question", "answer", "response", *LABELS)
 
 def load_validation(path: Path) -> list[dict[str, Any]]:
     rows = []
-    for number, line in enumerate(Path(path).read_text(encoding="utf-8").splitlines(), start=1):
+    for number, line in enumerate(read_utf8(path).splitlines(), start=1):
         if not line.strip():
             continue
         try:

@@ -13,7 +13,7 @@ import hashlib
 from dataclasses import dataclass
 from pathlib import Path
 
-from softeval.io import atomic_write_text
+from softeval.io import atomic_write_text, read_utf8
 from softeval.schema import InputError
 
 PATTERNS = (
@@ -44,8 +44,10 @@ def write(manifest: dict[str, str], path: Path) -> None:
 
 
 def read(path: Path) -> dict[str, str]:
+    if not path.is_file():
+        raise InputError(f"{path}: manifest file not found; give the published one (config/manifests/) or --write it")
     manifest = {}
-    for number, line in enumerate(path.read_text().splitlines(), 1):
+    for number, line in enumerate(read_utf8(path).splitlines(), 1):
         digest, sep, name = line.partition("  ")
         if not sep or len(digest) != 64 or not name:
             raise InputError(f"{path}:{number}: not a sha256sum line ('<64 hex digits>  <path>')")

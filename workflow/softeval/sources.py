@@ -17,7 +17,7 @@ from typing import Any
 
 import datasets
 
-from softeval.io import atomic_write_json, read_json
+from softeval.io import atomic_write_json, read_json, read_utf8
 from softeval.schema import InputError
 from softeval.tasks import Task
 
@@ -74,6 +74,8 @@ def read_file(path: Path, what: str) -> datasets.Dataset:
     """Rows of a JSONL, CSV or Parquet file through `datasets`; an unreadable file is one error line."""
     if path.is_file() and path.stat().st_size == 0:
         raise InputError(f"{path}: {what} is an empty file (0 bytes); it needs one example per row")
+    if path.is_file() and path.suffix in (".jsonl", ".csv"):
+        read_utf8(path)  # pyarrow would fail on a stray byte later, deep inside `datasets`
     try:
         return datasets.load_dataset(BUILDERS[path.suffix], data_files=str(path), split="train")
     except Exception as err:  # datasets raises many error types for unreadable files

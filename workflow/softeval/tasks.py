@@ -16,7 +16,7 @@ from typing import Any
 import yaml
 
 from softeval.answers import last_boxed, same_answer
-from softeval.io import check_slug
+from softeval.io import check_slug, read_utf8
 from softeval.schema import InputError, validate
 from softeval.world import RELATIONS
 
@@ -118,7 +118,7 @@ def load_task(task_dir: Path | str, name: str) -> Task:
             "(fix the name under 'tasks' in the config or add the file)"
         )
     try:
-        data = yaml.safe_load(path.read_text(encoding="utf-8"))
+        data = yaml.safe_load(read_utf8(path))
     except yaml.YAMLError as err:
         raise InputError(f"{path}: not valid YAML ({str(err).splitlines()[0]}); fix the syntax") from None
     validate(data, "task", str(path), DOCS)
