@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import hashlib
 import json
 import os
 import re
@@ -13,21 +14,27 @@ from pathlib import Path
 import pandas as pd
 import pytest
 import yaml
+from safetensors.torch import load_file, save_file
 from transformers import AutoModelForCausalLM, AutoTokenizer
 
 from tests.conftest import ROOT
+from tests.kill import differing, results_digest, run_until
 
 pytestmark = pytest.mark.integration
 TINY = ROOT / "tests" / "data" / "tiny.yaml"
 
 
-def snakemake(workdir: Path, *args: str, configfile: Path = TINY) -> subprocess.CompletedProcess[str]:
+def snakemake_command(workdir: Path, *args: str, configfile: Path = TINY) -> tuple[list[str], dict[str, str]]:
     """Run in `workdir`, with its own Snakefile when it is a checkout, else the repository's;
     `configfile` alone, not laid over a checkout's config/config.yaml."""
     env = {**os.environ, "PATH": f"{Path(sys.executable).parent}{os.pathsep}{os.environ['PATH']}"}
     snakefile = workdir / "Snakefile" if (workdir / "Snakefile").exists() else ROOT / "Snakefile"
     command = [sys.executable, "-m", "snakemake", "-s", str(snakefile), "-d", str(workdir)]
-    command += ["--configfile", str(configfile), "--replace-workflow-config", *args]
+    return [*command, "--configfile", str(configfile), "--replace-workflow-config", *args], env
+
+
+def snakemake(workdir: Path, *args: str, configfile: Path = TINY) -> subprocess.CompletedProcess[str]:
+    command, env = snakemake_command(workdir, *args, configfile=configfile)
     return subprocess.run(command, capture_output=True, text=True, env=env, timeout=900)
 
 
@@ -39,6 +46,7 @@ def planned_jobs(output: str) -> dict[str, int]:
 
 def copy_checkout(dest: Path) -> Path:
     """The workflow's files as a user's checkout holds them, to run from inside it."""
+    dest.mkdir(parents=True, exist_ok=True)
     for name in ("Snakefile", "workflow", "config", "envs"):
         if (ROOT / name).is_dir():
             shutil.copytree(ROOT / name, dest / name, ignore=shutil.ignore_patterns("__pycache__", "*.egg-info"))
@@ -47,11 +55,16 @@ def copy_checkout(dest: Path) -> Path:
     return dest
 
 
+# What an uninterrupted run of the tiny config made, file by file (taken before any test changes it).
+REFERENCE: dict[str, str] = {}
+
+
 @pytest.fixture(scope="module")
 def finished_run(tmp_path_factory):
     workdir = copy_checkout(tmp_path_factory.mktemp("run"))
     result = snakemake(workdir, "--cores", "2")
     assert result.returncode == 0, result.stderr[-3000:]
+    REFERENCE.update(results_digest(workdir / "results"))
     return workdir
 
 
@@ -104,6 +117,85 @@ def test_rerun_does_nothing(finished_run):
     result = snakemake(finished_run, "-n", "--cores", "1")
     assert result.returncode == 0
     assert "Nothing to be done" in result.stdout + result.stderr
+
+
+# Where the kill test kills the tiny run: the moment a new file matching the pattern appears.
+KILL_POINTS = [
+    "zoo/*/*/model.safetensors",  # a zoo model is written, the other one is still training
+    "softprompts/*/*/*/prompt.safetensors",  # a prompt is tuned, others are tuning
+    "generations/**/.*.parts/00000.jsonl",  # a generation job has written its first chunk
+    "scores/*/*/*/*.jsonl",  # the first verdicts are written
+]
+
+
+def test_killed_runs_resume_to_the_uninterrupted_results(finished_run, tmp_path):
+    """SIGKILL the whole process tree at four points of a run and once during a forced rerun of
+    judging; after each, resume as the README says (unlock, then --rerun-incomplete). Every file
+    under results/ is then what the uninterrupted run made, timing fields aside."""
+    workdir = copy_checkout(tmp_path / "killed")
+    results = workdir / "results"
+    attempts: list[Path] = []
+
+    def resume(*extra: str, trigger=None) -> bool:
+        assert snakemake(workdir, "--unlock").returncode == 0
+        command, env = snakemake_command(workdir, "--cores", "2", "--rerun-incomplete", *extra)
+        attempts.append(tmp_path / f"attempt{len(attempts)}.log")
+        return run_until(command, env, trigger or (lambda: False), attempts[-1])
+
+    def appears(pattern: str):
+        before = set(results.glob(pattern))
+        return lambda: any(p not in before for p in results.glob(pattern))
+
+    killed = [resume(trigger=appears(pattern)) for pattern in KILL_POINTS]
+    assert killed == [True] * len(KILL_POINTS)  # each kill landed before the run ended
+    assert not resume()
+    assert differing(results_digest(results), REFERENCE) == []
+
+    verdicts = "scores/**/*.jsonl"
+    total = len(list(results.glob(verdicts)))
+    assert resume("--forcerun", "judge", trigger=lambda: len(list(results.glob(verdicts))) < total)
+    assert len(list(results.glob(verdicts))) < total  # the forced job had removed its old outputs
+    assert not resume()
+    assert differing(results_digest(results), REFERENCE) == []
+
+
+def test_new_weights_in_a_local_model_directory_rerun_that_model_only(finished_run, tmp_path):
+    """Two checkpoints given as local directories (the tiny zoo's, copied): rewriting one role's
+    weights file plans exactly its jobs and what follows; provenance names the weights by hash."""
+    models = tmp_path / "models"
+    config = {**yaml.safe_load(TINY.read_text()), "tasks": ["world_numeric"], "models": []}
+    config["evaluation"] = {**config["evaluation"], "methods": ["zero_shot"]}
+    for name in ("alpha", "beta"):
+        entry: dict = {"name": name}
+        for role in ("base", "post"):
+            shutil.copytree(finished_run / "results" / "zoo" / name / role, models / f"{name}-{role}")
+            entry[role] = {"id": str(models / f"{name}-{role}"), "chat_template": False}
+        config["models"].append(entry)
+    (tmp_path / "local.yaml").write_text(yaml.safe_dump(config))
+    workdir = tmp_path / "run"
+    result = snakemake(workdir, "--cores", "2", configfile=tmp_path / "local.yaml")
+    assert result.returncode == 0, result.stderr[-3000:]
+
+    weights = models / "alpha-base" / "model.safetensors"
+    meta = json.loads((workdir / "results/generations/alpha/base/world_numeric/zero_shot.meta.json").read_text())
+    assert meta["params"]["revision"] == f"sha256:{hashlib.sha256(weights.read_bytes()).hexdigest()[:16]}"
+
+    tensors = load_file(weights)
+    first = sorted(tensors)[0]
+    tensors[first] = tensors[first] + 0.01  # new weights (same bytes would be no change to Snakemake)
+    save_file(tensors, weights, metadata={"format": "pt"})
+    plan = snakemake(workdir, "-n", "--cores", "1", configfile=tmp_path / "local.yaml")
+    assert plan.returncode == 0, plan.stderr[-2000:]
+    assert planned_jobs(plan.stdout) == {
+        "generate": 1,
+        "judge": 1,
+        "aggregate": 1,
+        "tables": 1,
+        "figures": 1,
+        "claims": 1,
+        "all": 1,
+    }
+    assert "model=alpha, role=base" in plan.stdout and "role=post" not in plan.stdout
 
 
 def test_a_moved_checkout_reruns_nothing(finished_run, tmp_path):
@@ -305,4 +397,18 @@ def expect_one_line_error(tmp_path, config, expected, names_file):
     assert result.returncode != 0
     lines = [line for line in result.stderr.splitlines() if expected in line]
     assert len(lines) == 1 and names_file in lines[0]
+    assert "config/config.yaml" not in lines[0]  # replaced by --replace-workflow-config: not the source
     assert not (tmp_path / "results").exists()
+
+
+def test_a_broken_line_in_the_judge_validation_set_stops_at_planning(tmp_path):
+    checkout = copy_checkout(tmp_path / "checkout")
+    validation = checkout / "config" / "judges" / "validation.jsonl"
+    lines = validation.read_text().splitlines()
+    validation.write_text("\n".join([*lines[:3], '{"id": "x", "task": ', *lines[3:]]) + "\n")
+    result = snakemake(checkout, "-n", "--cores", "1")
+    assert result.returncode != 0
+    output = result.stdout + result.stderr
+    errors = [line for line in output.splitlines() if "validation.jsonl:4" in line]
+    assert len(errors) == 1 and "not JSON" in errors[0] and "fix the line" in errors[0], output[-2000:]
+    assert "Traceback" not in output
