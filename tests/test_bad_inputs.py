@@ -27,7 +27,6 @@ from tests.kill import results_digest
 
 TINY = ROOT / "tests" / "data" / "tiny.yaml"
 GENERATE = {"few_shot_k": 3, "seed": 0, "max_new_tokens": 4, "batch_size": 4, "chunk_size": 5}
-LOGLIK = {"few_shot_k": 3, "seed": 0, "batch_size": 4, "chunk_size": 5}
 OWN_TASK = {
     "name": "capitals",
     "version": 1,
@@ -88,12 +87,15 @@ class Bench:
         out = self.root / "data" / "capitals"
         return ["prepare", "--task", "capitals", "--task-dir", str(self.case), "--out", str(out)]
 
+    def task_args(self, task: str) -> list[str]:
+        return ["--task", task, "--task-dir", str(self.tasks), "--data", str(self.data / task)]
+
     def job(self, command: str, model: Path | str | None = None, params: dict | None = None, **extra) -> list[str]:
         """A generate/loglik job on world_numeric (world_choice for loglik) writing into results/."""
         task = "world_choice" if command == "loglik" else "world_numeric"
         out = self.root / command / f"{task}.jsonl"
-        argv = [command, "--model", str(model or self.model), "--task", task, "--task-dir", str(self.tasks)]
-        argv += ["--data", str(self.data / task), "--params", json.dumps(params or GENERATE), "--out", str(out)]
+        argv = [command, "--model", str(model or self.model), *self.task_args(task)]
+        argv += ["--params", json.dumps(params or GENERATE), "--out", str(out)]
         for key, value in extra.items():
             argv += [f"--{key.replace('_', '-')}", *([value] if isinstance(value, str) else value)]
         return argv
@@ -323,12 +325,7 @@ CASES: list[tuple[str, Callable[[Bench], list[str]], tuple[str, ...]]] = [
             and [
                 "judge",
                 "run",
-                "--task",
-                "world_numeric",
-                "--task-dir",
-                str(b.tasks),
-                "--data",
-                str(b.data / "world_numeric"),
+                *b.task_args("world_numeric"),
                 "--params",
                 '{"name": "rule"}',
                 "--generations",
@@ -354,12 +351,7 @@ CASES: list[tuple[str, Callable[[Bench], list[str]], tuple[str, ...]]] = [
             "tune",
             "--model",
             str(b.model),
-            "--task",
-            "world_numeric",
-            "--task-dir",
-            str(b.tasks),
-            "--data",
-            str(b.data / "world_numeric"),
+            *b.task_args("world_numeric"),
             "--params",
             '{"stepz": 3}',
             "--out-dir",
