@@ -359,9 +359,17 @@ def json_object(text: str) -> dict[str, Any]:
     return value
 
 
-# A job's --params: the config section it comes from, and the keys the rule adds to it.
-JOB_PARAMS = {"generate": ("generate", ("few_shot_k", "seed")), "loglik": ("loglik", ("few_shot_k", "seed"))}
-JOB_PARAMS["tune"] = ("tune", ("seed",))
+# A job's --params: the config section they come from, the keys the rule adds to it, and the
+# keys the job reads without a default.
+JOB_PARAMS = {
+    "generate": (
+        "generate",
+        ("few_shot_k", "seed"),
+        ("few_shot_k", "seed", "max_new_tokens", "batch_size", "chunk_size"),
+    ),
+    "loglik": ("loglik", ("few_shot_k", "seed"), ("few_shot_k", "seed", "batch_size", "chunk_size")),
+    "tune": ("tune", ("seed",), ()),
+}
 
 
 def check_job_params(command: str, params: dict[str, Any]) -> None:
@@ -369,7 +377,7 @@ def check_job_params(command: str, params: dict[str, Any]) -> None:
     setting silently ignored), and the ones the job reads without a default are there."""
     from softeval.schema import load_schema
 
-    section, added = JOB_PARAMS[command]
+    section, added, needed = JOB_PARAMS[command]
     known = set(load_schema("config")["properties"]["evaluation"]["properties"][section]["properties"]) | set(added)
     unknown = sorted(set(params) - known)
     if unknown:
@@ -377,9 +385,7 @@ def check_job_params(command: str, params: dict[str, Any]) -> None:
             f"{command} --params: unknown key {unknown[0]!r}; use {', '.join(sorted(known))} "
             f"(evaluation.{section} in the config)"
         )
-    needed = {"generate": ("few_shot_k", "seed", "max_new_tokens", "batch_size", "chunk_size")}
-    needed["loglik"] = ("few_shot_k", "seed", "batch_size", "chunk_size")
-    missing = [key for key in needed.get(command, ()) if key not in params]
+    missing = [key for key in needed if key not in params]
     if missing:
         raise InputError(f"{command} --params: key {missing[0]!r} is missing; the rule passes evaluation.{section}")
 
