@@ -27,6 +27,18 @@ def test_failed_directory_write_keeps_the_old_directory(tmp_path):
     assert [p.name for p in tmp_path.iterdir()] == ["model"]
 
 
+def test_what_a_killed_writer_left_is_cleared_by_the_next_write_of_the_same_path(tmp_path):
+    """SIGKILL skips every cleanup: the temporaries stay until the path is written again."""
+    (tmp_path / ".out.json.k1ll3d_x.tmp").write_text("half")
+    (tmp_path / ".model.a8c2z9q0.tmp").mkdir()
+    (tmp_path / ".model.a8c2z9q0.tmp" / "config.json").write_text("{}")
+    (tmp_path / ".out.json.gz.abcdefgh.tmp").write_text("another file's")
+    atomic_write_text(tmp_path / "out.json", "{}")
+    with atomic_directory(tmp_path / "model") as tmp:
+        (tmp / "weights").write_text("new")
+    assert sorted(p.name for p in tmp_path.iterdir()) == [".out.json.gz.abcdefgh.tmp", "model", "out.json"]
+
+
 @pytest.mark.parametrize("name", ["atlas", "model-2", "a_b", "x" * 64])
 def test_valid_slugs(name):
     assert check_slug(name, "model") == name

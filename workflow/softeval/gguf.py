@@ -12,12 +12,10 @@ from __future__ import annotations
 
 import hashlib
 import importlib.util
-import shutil
-import tempfile
 from pathlib import Path
 from typing import Any
 
-from softeval.io import atomic_write_json, follow_umask
+from softeval.io import atomic_directory, atomic_write_json
 from softeval.schema import InputError
 
 SOURCE_RECORD = "softeval_gguf.json"
@@ -67,18 +65,10 @@ def convert_gguf(source: Path, out: Path) -> dict[str, Any]:
         "eos_token": tokenizer.eos_token,
         "bos_token": tokenizer.bos_token,
     }
-    out.parent.mkdir(parents=True, exist_ok=True)
-    staging = Path(tempfile.mkdtemp(prefix=f".{out.name}.", dir=out.parent))
-    try:
+    with atomic_directory(out) as staging:
         model.save_pretrained(staging, safe_serialization=True)
         tokenizer.save_pretrained(staging)
         atomic_write_json(staging / SOURCE_RECORD, record)
-        follow_umask(staging, directory=True)  # mkdtemp makes it owner-only
-        if out.exists():
-            shutil.rmtree(out)
-        staging.rename(out)
-    finally:
-        shutil.rmtree(staging, ignore_errors=True)
     return record
 
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import glob
 import json
 import os
 import re
@@ -40,10 +41,24 @@ def follow_umask(path: Path | str, directory: bool = False) -> None:
     os.chmod(path, (0o777 if directory else 0o666) & ~umask())
 
 
+def clear_leftovers(path: Path) -> None:
+    """Remove the temporaries a killed writer of `path` left beside it (`.<name>.<8 chars>.tmp`,
+    as mkstemp/mkdtemp below name them): SIGKILL skips every cleanup, and a resumed run would
+    otherwise keep them for good. Only one job ever writes a given path, so none is in use."""
+    pattern = re.compile(rf"^\.{re.escape(path.name)}\.[a-z0-9_]{{8}}\.tmp$")
+    for leftover in path.parent.glob(f".{glob.escape(path.name)}.*.tmp"):
+        if pattern.match(leftover.name):
+            if leftover.is_dir() and not leftover.is_symlink():
+                shutil.rmtree(leftover, ignore_errors=True)
+            else:
+                leftover.unlink(missing_ok=True)
+
+
 def atomic_write_text(path: Path | str, text: str) -> None:
     """Write text to a temporary file beside `path`, then rename it into place."""
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
+    clear_leftovers(path)
     fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
     try:
         with os.fdopen(fd, "w", encoding="utf-8") as handle:
@@ -98,6 +113,7 @@ def atomic_directory(path: Path | str) -> Iterator[Path]:
     """Yield a temporary directory that replaces `path` only if the block succeeds."""
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
+    clear_leftovers(path)
     tmp = Path(tempfile.mkdtemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp"))
     try:
         follow_umask(tmp, directory=True)
