@@ -185,7 +185,7 @@ def _build(data: dict[str, Any], path: Path) -> Task:
 
 
 def _check_template(template: str, key: str, fields: tuple[str, ...], fail: Any) -> None:
-    """A misspelt placeholder (say {entty} for {entity}) stops at load, not with a KeyError mid-run."""
+    """A misspelt template field (say {entty} for {entity}) stops at load, not with a KeyError mid-run."""
     try:
         template.format(**dict.fromkeys(fields, "x"))
     except (KeyError, IndexError, ValueError) as err:
