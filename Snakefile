@@ -13,7 +13,7 @@ include: "workflow/rules/data.smk"
 include: "workflow/rules/zoo.smk"
 include: "workflow/rules/models.smk"
 include: "workflow/rules/tune.smk"
-include: "workflow/rules/generate.smk"
+include: "workflow/rules/evaluate.smk"
 include: "workflow/rules/score.smk"
 include: "workflow/rules/report.smk"
 
@@ -30,3 +30,4 @@ rule all:
         expand("results/figures/{name}.{ext}", name=FIGURES, ext=["png", "pdf"]),
         expand("results/tables/claims.{ext}", ext=["csv", "md", "tex"]),
         expand("results/tables/judge_validation.{ext}", ext=["csv", "md", "tex", "json"]),
+        expand("results/tables/timings.{ext}", ext=["csv", "md"]),

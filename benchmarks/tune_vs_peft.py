@@ -1,10 +1,13 @@
 """One soft-prompt tuning step: softeval vs PEFT prompt tuning, same model, same batch, same run.
 
 A randomly initialised Llama-style model with a Qwen-sized vocabulary (speed does not depend
-on trained weights). Both sides start from the same vectors; the script checks the losses
-agree, then times forward + backward + AdamW step and prints the ratio.
+on trained weights), or a real one with `--model` (a Hugging Face directory, `smollm2`, or a
+zoo model of a finished run: benchmarks/benchmark_inputs.py). Both sides start from the same
+vectors; the script checks the losses agree, then times forward + backward + AdamW step and
+prints the ratio.
 
-    python benchmarks/tune_vs_peft.py            # defaults: vocab 151936, batch 8
+    python benchmarks/tune_vs_peft.py                    # defaults: vocab 151936, batch 8
+    python benchmarks/tune_vs_peft.py --model smollm2 --threads 1
 """
 
 from __future__ import annotations
@@ -30,6 +33,17 @@ def make_batch(args: argparse.Namespace, generator: torch.Generator) -> TokenBat
     return TokenBatch(ids, torch.ones_like(ids), labels)
 
 
+def real_model(args: argparse.Namespace) -> torch.nn.Module:
+    """A real model in float32; its vocabulary and width replace --vocab and --width."""
+    from benchmark_inputs import model_directory
+    from transformers import AutoModelForCausalLM
+
+    model = AutoModelForCausalLM.from_pretrained(model_directory(args.model), dtype=torch.float32)
+    args.vocab, args.width = model.get_input_embeddings().weight.shape
+    args.layers = model.config.num_hidden_layers
+    return model
+
+
 def timed_steps(step, repeats: int) -> list[float]:
     step()  # warm-up
     times = []
@@ -42,6 +56,7 @@ def timed_steps(step, repeats: int) -> list[float]:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--model", help="a real model: a directory, smollm2, or a zoo model's name")
     parser.add_argument("--vocab", type=int, default=151936)
     parser.add_argument("--width", type=int, default=256)
     parser.add_argument("--layers", type=int, default=2)
@@ -63,7 +78,7 @@ def main() -> None:
         num_key_value_heads=4,
         tie_word_embeddings=True,
     )
-    ours_model = LlamaForCausalLM(config)
+    ours_model = LlamaForCausalLM(config) if args.model is None else real_model(args)
     freeze(ours_model)
     peft_model = get_peft_model(
         copy.deepcopy(ours_model), PromptTuningConfig(task_type="CAUSAL_LM", num_virtual_tokens=args.n_tokens)

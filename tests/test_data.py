@@ -16,11 +16,12 @@ def prepared(tmp_path, world, tasks):
     return tmp_path
 
 
-def test_splits_read_back_through_datasets(prepared, world, tasks):
+def test_splits_read_back_as_written(prepared, world, tasks):
     train = load_split(prepared / "world_numeric", "train")
     test = load_split(prepared / "world_numeric", "test")
     assert len(train) == len(world.split("train")) and len(test) == len(world.split("test"))
-    assert set(train["entity"]).isdisjoint(test["entity"])
+    assert {row["entity"] for row in train}.isdisjoint(row["entity"] for row in test)
+    assert test == [json.loads(line) for line in (prepared / "world_numeric" / "test.jsonl").open()]
     by_name = {e.name: e for e in world.entities}
     for row in test:
         assert row["answer"] == by_name[row["entity"]].attributes["founded"]
@@ -47,6 +48,14 @@ def test_split_with_a_missing_field_is_named(tmp_path):
     (tmp_path / "test.jsonl").write_text('{"id": "1", "question": "q"}\n')
     with pytest.raises(InputError, match=r"test\.jsonl: examples lack field 'answer'"):
         load_split(tmp_path, "test")
+
+
+def test_a_field_some_rows_lack_is_none_there(tmp_path):
+    """As `datasets` read it: every row has every field of the split."""
+    (tmp_path / "test.jsonl").write_text(
+        '{"id": "1", "question": "q", "answer": "a", "options": ["x"]}\n{"id": "2", "question": "r", "answer": "b"}\n'
+    )
+    assert load_split(tmp_path, "test")[1] == {"id": "2", "question": "r", "answer": "b", "options": None}
 
 
 def test_missing_split_file_says_which_rule(tmp_path):

@@ -11,6 +11,8 @@ from peft import PeftConfig
 from softeval.chunks import parts_dir
 from softeval.data import prepare_task
 from softeval.jobs import generate as generate_job
+from softeval.jobs.common import meta_path
+from softeval.jobs.evaluate import MethodOutputs, run_evaluate
 from softeval.jobs.generate import run_generate
 from softeval.jobs.judge import run_judge
 from softeval.jobs.loglik import run_loglik
@@ -168,6 +170,73 @@ def test_a_failed_job_leaves_no_provenance_beside_missing_outputs(workspace, tas
     monkeypatch.setattr(generate_job, "generate_greedy", real)
     run_generate(settings=SETTINGS, **job(workspace, tasks, "world_numeric", "soft_prompt", outs, prompts))
     assert sorted(p.name for p in workspace.glob("fail-step*.meta.json")) == [f"fail-step{s}.meta.json" for s in (0, 4)]
+
+
+def evaluate_unit(workspace, tasks, folder, methods, steps=(), die=None):
+    """One `evaluate` job over world_choice (closed): responses and option log-likelihoods."""
+    folder.mkdir(exist_ok=True)
+    keys = list(steps) or [None]
+    outputs = [
+        MethodOutputs(
+            method,
+            {k: folder / f"gen-{method}-{k}.jsonl" for k in keys},
+            {k: folder / f"ll-{method}-{k}.jsonl" for k in keys},
+            {k: workspace / "sp" / f"step{k}.safetensors" for k in steps},
+        )
+        for method in methods
+    ]
+    run_evaluate(
+        model=str(workspace / "model"),
+        task=tasks["world_choice"],
+        data_dir=workspace / "data" / "world_choice",
+        methods=outputs,
+        generate_settings=SETTINGS,
+        loglik_settings={**SETTINGS, "batch_size": 8},
+        threads=1,
+    )
+    return outputs
+
+
+@pytest.mark.parametrize("soft", [False, True])
+def test_one_evaluate_job_writes_the_files_of_one_job_per_method(workspace, tasks, soft):
+    """The workflow's evaluate job (model loaded once, both kinds of output, several methods)
+    writes byte for byte what separate generate and loglik jobs write, provenance included."""
+    if soft and not (workspace / "sp" / "step4.safetensors").exists():
+        tune_numeric(workspace, tasks, workspace / "sp")
+    methods, steps = (["soft_prompt"], (0, 4)) if soft else (["zero_shot", "few_shot"], ())
+    together = evaluate_unit(workspace, tasks, workspace / f"together-{soft}", methods, steps)
+    for m in together:
+        alone = {
+            kind: {k: p.with_name("alone-" + p.name) for k, p in outs.items()}
+            for kind, outs in (("gen", m.generations), ("ll", m.logliks))
+        }
+        spec = job(workspace, tasks, "world_choice", m.method, alone["gen"], m.prompt_files)
+        run_generate(settings=SETTINGS, **spec)
+        run_loglik(settings={**SETTINGS, "batch_size": 8}, **{**spec, "outs": alone["ll"]})
+        for mine, theirs in [
+            *zip(m.generations.values(), alone["gen"].values(), strict=True),
+            *zip(m.logliks.values(), alone["ll"].values(), strict=True),
+        ]:
+            assert mine.read_bytes() == theirs.read_bytes()
+            assert meta_path(mine).read_bytes() == meta_path(theirs).read_bytes()
+
+
+def test_a_failed_evaluate_job_leaves_no_provenance(workspace, tasks, monkeypatch):
+    """Dying in the few-shot generations, after the option files and zero-shot responses are
+    written, leaves no .meta.json at all (Snakemake removes the job's outputs)."""
+    real = generate_job.generate_greedy
+
+    def dies_on_few_shot(model, tokenizer, prompts_, **kwargs):
+        if kwargs.get("shared_prefix", "").count("Answer") > 1:  # the shots are in the prefix
+            raise RuntimeError("killed")
+        return real(model, tokenizer, prompts_, **kwargs)
+
+    monkeypatch.setattr(generate_job, "generate_greedy", dies_on_few_shot)
+    folder = workspace / "failed"
+    with pytest.raises(RuntimeError, match="killed"):
+        evaluate_unit(workspace, tasks, folder, ["zero_shot", "few_shot"])
+    assert (folder / "gen-zero_shot-None.jsonl").exists() and (folder / "ll-few_shot-None.jsonl").exists()
+    assert sorted(folder.glob("*.meta.json")) == []
 
 
 def test_a_truncated_generation_file_is_named(workspace, tasks):

@@ -148,6 +148,25 @@ def test_option_logliks_equal_a_plain_forward_pass(smol, data, soft):
             assert s.logliks[k] == pytest.approx(expected, abs=2e-3) and s.lengths[k] == n
 
 
+@pytest.mark.parametrize("soft", [False, True])
+def test_few_shot_options_from_the_shared_caches_equal_each_option_run_whole(smol, data, soft):
+    """The few-shot prefix encoded once, each prompt once, its options from the cache == every
+    (prompt, option) row run whole; same choices."""
+    model, tokenizer = smol
+    task = load_task(TASK_DIR, "mmlu")
+    test = examples(data, "mmlu")[:4]
+    shots = examples(data, "mmlu", "few_shot")[:2]
+    method = build_prompts(task, "few_shot", test, shots)
+    vectors = prompt_vectors(model, seed=2) if soft else None
+    shared = score_options(
+        model, tokenizer, task, method.prompts, test, vectors, batch_size=8, shared_prefix=method.shared_prefix
+    )
+    whole = score_options(model, tokenizer, task, method.prompts, test, vectors, batch_size=8, share_prompt=False)
+    for a, b in zip(shared, whole, strict=True):
+        assert a.logliks == pytest.approx(b.logliks, abs=1e-3)
+        assert a.lengths == b.lengths and a.chosen == b.chosen
+
+
 def test_the_exported_peft_adapter_gives_our_loss_in_peft(smol, data, tmp_path):
     from peft import PeftModel
 

@@ -117,8 +117,11 @@ def test_the_paper_config_plans_offline(tmp_path):
     assert result.returncode == 0, result.stderr[-2000:]
     jobs = planned_jobs(result.stdout)
     units = 7 * 2 * 7
-    assert jobs["tune"] == jobs["generate_soft_prompt"] == jobs["judge"] == units
-    assert jobs["generate"] == 2 * units and jobs["loglik"] == 2 * 7 * 2 * 3 and jobs["loglik_soft_prompt"] == 42
+    closed = 7 * 2 * 3  # models x roles x lettered tasks: their jobs also score options
+    assert jobs["tune"] == jobs["judge"] == units
+    assert jobs["evaluate"] == jobs["evaluate_soft_prompt"] == units - closed
+    assert jobs["evaluate_closed"] == jobs["evaluate_soft_prompt_closed"] == closed
+    assert jobs["timings"] == 1 and sum(jobs.values()) == result.stdout.count("benchmark: ") + 2  # all, timings
     assert "pretrain" not in jobs and "zoo_report" not in jobs
     assert "gpu=1, runtime=360, mem_mb=64000" in result.stdout
     assert "--model meta-llama/Llama-3.1-8B-Instruct" in result.stdout and '"chat_template": true' in result.stdout

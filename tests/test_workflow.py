@@ -187,12 +187,13 @@ def test_new_weights_in_a_local_model_directory_rerun_that_model_only(finished_r
     plan = snakemake(workdir, "-n", "--cores", "1", configfile=tmp_path / "local.yaml")
     assert plan.returncode == 0, plan.stderr[-2000:]
     assert planned_jobs(plan.stdout) == {
-        "generate": 1,
+        "evaluate": 1,
         "judge": 1,
         "aggregate": 1,
         "tables": 1,
         "figures": 1,
         "claims": 1,
+        "timings": 1,
         "all": 1,
     }
     assert "model=alpha, role=base" in plan.stdout and "role=post" not in plan.stdout
@@ -220,16 +221,17 @@ def test_adding_a_model_plans_only_its_jobs(finished_run, tmp_path):
         "posttrain": 1,
         "probe_zoo_model": roles,
         "tune": roles * tasks,
-        "generate": roles * tasks * 2,  # zero-shot and few-shot
-        "generate_soft_prompt": roles * tasks,  # every snapshot step in one job
-        "loglik": roles * closed * 2,
-        "loglik_soft_prompt": roles * closed,
+        "evaluate": roles * (tasks - closed),  # zero-shot and few-shot in one job
+        "evaluate_closed": roles * closed,  # and their option log-likelihoods
+        "evaluate_soft_prompt": roles * (tasks - closed),  # every snapshot step in one job
+        "evaluate_soft_prompt_closed": roles * closed,
         "judge": roles * tasks,
         "zoo_report": 1,
         "aggregate": 1,
         "tables": 1,
         "figures": 1,
         "claims": 1,
+        "timings": 1,
         "all": 1,
     }
     assert "model=gamma" in result.stdout and "model=alpha" not in result.stdout
@@ -329,6 +331,7 @@ def test_switching_the_judge_reruns_only_judging_and_what_follows(finished_run, 
         "tables": 1,
         "figures": 1,
         "claims": 1,
+        "timings": 1,
         "all": 1,
     }
     # And it runs: the zoo's own alpha model judges behind the rule cascade, end to end.
@@ -362,8 +365,11 @@ def test_default_config_plans_the_full_zoo(tmp_path):
     assert jobs["pretrain"] == jobs["posttrain"] == n_models
     assert jobs["probe_zoo_model"] == 2 * n_models
     assert jobs["prepare_task"] == 4 and jobs["build_world"] == jobs["train_tokenizer"] == 1
-    assert jobs["tune"] == jobs["judge"] == jobs["generate_soft_prompt"] == 2 * n_models * 4
-    assert jobs["generate"] == 2 * jobs["tune"] and jobs["loglik"] == 2 * 2 * n_models
+    assert jobs["tune"] == jobs["judge"] == 2 * n_models * 4
+    assert jobs["evaluate"] == jobs["evaluate_soft_prompt"] == 2 * n_models * 3  # open tasks
+    assert jobs["evaluate_closed"] == jobs["evaluate_soft_prompt_closed"] == 2 * n_models  # world_choice
+    # every job but `all` and `timings` writes a benchmark file, and timings reads each of them
+    assert sum(jobs.values()) == result.stdout.count("benchmark: ") + 2
 
 
 @pytest.mark.parametrize(

@@ -1,6 +1,7 @@
 # Shared set-up: validate the config (one-line errors), load tasks, input functions.
 import json
 import os
+import re
 import shlex
 import sys
 from pathlib import Path
@@ -169,6 +170,19 @@ UNITS = [unit_name(m, None) for m in METHODS if m != "soft_prompt"] + (
 )
 
 
+PLAIN_METHODS = [m for m in METHODS if m != "soft_prompt"]
+OPEN_TASKS = [task for task in TASKS if task not in CLOSED_TASKS]
+
+
+def task_pattern(names):
+    """A wildcard constraint matching exactly these task names (none: a pattern that never matches)."""
+    return "|".join(re.escape(name) for name in names) or "(?!x)x"
+
+
+# Closed tasks' evaluation jobs also write option log-likelihoods (rules evaluate*_closed).
+OPEN_TASK_PATTERN, CLOSED_TASK_PATTERN = task_pattern(OPEN_TASKS), task_pattern(CLOSED_TASKS)
+
+
 wildcard_constraints:
     method="zero_shot|few_shot",
 
@@ -225,8 +239,11 @@ def job_threads(wildcards):
     return job_resource("cpus")(wildcards)
 
 
-# Declared only where a site names a GPU model (SLURM's --gpus=<model>:<n>).
-GPU_MODEL = {"gpu_model": job_resource("gpu_model")} if "gpu_model" in EVAL["resources"] else {}
+# What every model job (tune, evaluate) asks the scheduler for; gpu_model only where a site
+# names one (SLURM's --gpus=<model>:<n>).
+MODEL_JOB_RESOURCES = {key: job_resource(key) for key in ("gpu", "mem_mb", "runtime")}
+if "gpu_model" in EVAL["resources"]:
+    MODEL_JOB_RESOURCES["gpu_model"] = job_resource("gpu_model")
 
 
 def data_dir_of(wildcards, input):
@@ -247,6 +264,11 @@ def generate_params(wildcards):
 def loglik_params(wildcards):
     settings = {"few_shot_k": EVAL["few_shot"]["k"], "seed": config["seed"], **EVAL["loglik"]}
     return json.dumps(settings, sort_keys=True)
+
+
+def loglik_outputs(wildcards, output):
+    """A closed task's option log-likelihood files among an evaluation job's outputs (else none)."""
+    return output.logliks if hasattr(output, "logliks") else []
 
 
 def unit_files(kind, wildcards):
@@ -331,3 +353,67 @@ def analysis_params(wildcards):
 
 PUBLICATION_TABLES = ["swap_distance", "score_gap", "knowledge_format", "consensus", "unit_checks"]
 FIGURES = ["tuning_curve", "method_scores", "swap_distance", "score_gap"]
+
+
+# ---- timings ---------------------------------------------------------------------------
+# Every job's Snakemake benchmark file (seconds, max RSS, CPU time), one pattern per rule;
+# the timings rule reads the wildcards back from the paths with these patterns.
+BENCHMARKS = {
+    name: os.path.join("results", "benchmarks", name, *(f"{{{w}}}" for w in wildcards)) + ".tsv"
+    for name, wildcards in {
+        "build_world": [],
+        "prepare_task": ["task"],
+        "train_tokenizer": [],
+        "pretrain": ["model"],
+        "posttrain": ["model"],
+        "probe_zoo_model": ["model", "role"],
+        "zoo_report": [],
+        "random_tokenizer": ["vocab"],
+        "random_model": ["model", "role"],
+        "convert_gguf": ["model"],
+        "tune": ["model", "role", "task"],
+        "evaluate": ["model", "role", "task"],
+        "evaluate_closed": ["model", "role", "task"],
+        "evaluate_soft_prompt": ["model", "role", "task"],
+        "evaluate_soft_prompt_closed": ["model", "role", "task"],
+        "judge": ["model", "role", "task"],
+        "aggregate": [],
+        "tables": [],
+        "figures": [],
+        "claims": [],
+        "judge_validation": [],
+    }.items()
+}
+
+
+def benchmark_files():
+    """The benchmark file of every job this config runs (the same jobs `all` asks for, one each)."""
+    random_models = [m for m in MODELS if KINDS[m] == "random"]
+    jobs = {
+        "build_world": [{}] if WORLD_TASKS or ZOO_MODELS else [],
+        "prepare_task": [{"task": t} for t in TASKS],
+        "train_tokenizer": [{}] if ZOO_MODELS else [],
+        "pretrain": [{"model": m} for m in ZOO_MODELS],
+        "posttrain": [{"model": m} for m in ZOO_MODELS],
+        "probe_zoo_model": [{"model": m, "role": r} for m in ZOO_MODELS for r in ROLES],
+        "zoo_report": [{}] if ZOO_MODELS else [],
+        "random_tokenizer": [
+            {"vocab": v} for v in sorted({random_spec(model_entry(config, m))["vocab_size"] for m in random_models})
+        ],
+        "random_model": [{"model": m, "role": r} for m in random_models for r in ROLES],
+        "convert_gguf": [{"model": m} for m in MODELS if KINDS[m] == "gguf"],
+        "judge_validation": [{}],
+        "aggregate": [{}],
+        "tables": [{}],
+        "figures": [{}],
+        "claims": [{}],
+    }
+    units = [{"model": m, "role": r, "task": t} for m in MODELS for r in ROLES for t in TASKS]
+    closed = {False: [u for u in units if u["task"] in OPEN_TASKS], True: [u for u in units if u["task"] in CLOSED_TASKS]}
+    jobs["judge"] = units
+    if PLAIN_METHODS:
+        jobs["evaluate"], jobs["evaluate_closed"] = closed[False], closed[True]
+    if "soft_prompt" in METHODS:
+        jobs["tune"] = units
+        jobs["evaluate_soft_prompt"], jobs["evaluate_soft_prompt_closed"] = closed[False], closed[True]
+    return [BENCHMARKS[name].format(**w) for name, each in jobs.items() for w in each]

@@ -8,6 +8,8 @@ rule build_world:
         spec=json.dumps({**config["world"], "seed": config["seed"]}, sort_keys=True),
     log:
         "logs/build_world.log",
+    benchmark:
+        BENCHMARKS["build_world"]
     conda:
         "../../envs/softeval.yaml"
     shell:
@@ -24,6 +26,8 @@ rule prepare_task:
         meta="results/data/{task}/meta.json",
     log:
         "logs/prepare_task/{task}.log",
+    benchmark:
+        BENCHMARKS["prepare_task"]
     params:
         task_dir=lambda wildcards, input: os.path.dirname(input.task),
         source=prepare_source_args,

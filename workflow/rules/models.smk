@@ -8,6 +8,8 @@ rule convert_gguf:
         directory("results/gguf/{model}"),
     log:
         "logs/convert_gguf/{model}.log",
+    benchmark:
+        BENCHMARKS["convert_gguf"]
     conda:
         "../../envs/softeval.yaml"
     shell:

@@ -12,6 +12,8 @@ rule aggregate:
         spec=lambda wildcards: json.dumps({"bootstrap": config["analysis"]["bootstrap"], "seed": config["seed"]}),
     log:
         "logs/aggregate.log",
+    benchmark:
+        BENCHMARKS["aggregate"]
     conda:
         "../../envs/softeval.yaml"
     shell:
@@ -43,6 +45,8 @@ rule tables:
         out_dir=subpath(input.summary, parent=True),
     log:
         "logs/tables.log",
+    benchmark:
+        BENCHMARKS["tables"]
     conda:
         "../../envs/softeval.yaml"
     shell:
@@ -67,6 +71,8 @@ rule figures:
         out_dir=lambda wildcards, output: os.path.dirname(output[0]),
     log:
         "logs/figures.log",
+    benchmark:
+        BENCHMARKS["figures"]
     conda:
         "../../envs/softeval.yaml"
     shell:
@@ -89,6 +95,8 @@ rule claims:
         stem=lambda wildcards, output: output[0][: -len(".md")],
     log:
         "logs/claims.log",
+    benchmark:
+        BENCHMARKS["claims"]
     conda:
         "../../envs/softeval.yaml"
     shell:
@@ -112,8 +120,27 @@ rule judge_validation:
         stem=lambda wildcards, output: output[0][: -len(".md")],
     log:
         "logs/judge_validation.log",
+    benchmark:
+        BENCHMARKS["judge_validation"]
     conda:
         "../../envs/softeval.yaml"
     shell:
         "python -m softeval judge validate --params {params.spec:q} --validation {input.validation} "
         "--task-dir {params.task_dir:q} --out {params.stem} > {log} 2>&1"
+
+
+rule timings:
+    input:
+        benchmark_files(),
+    output:
+        csv=report("results/tables/timings.csv", caption="../report/timings.rst", category="Timings"),
+        md="results/tables/timings.md",
+    params:
+        patterns=lambda wildcards: json.dumps(BENCHMARKS, sort_keys=True),
+    log:
+        "logs/timings.log",
+    conda:
+        "../../envs/softeval.yaml"
+    shell:
+        "python -m softeval timings --patterns {params.patterns:q} --benchmarks {input} "
+        "--out-csv {output.csv} --out-md {output.md} 2> {log}"

@@ -22,12 +22,11 @@ rule tune:
         out_dir=subpath(output.prompt, parent=True),
     threads: job_threads
     resources:
-        gpu=job_resource("gpu"),
-        mem_mb=job_resource("mem_mb"),
-        runtime=job_resource("runtime"),
-        **GPU_MODEL,
+        **MODEL_JOB_RESOURCES,
     log:
         "logs/tune/{model}/{role}/{task}.log",
+    benchmark:
+        BENCHMARKS["tune"]
     conda:
         "../../envs/softeval.yaml"
     shell:

@@ -13,6 +13,8 @@ rule train_tokenizer:
         tasks=WORLD_TASKS,
     log:
         "logs/train_tokenizer.log",
+    benchmark:
+        BENCHMARKS["train_tokenizer"]
     conda:
         "../../envs/softeval.yaml"
     shell:
@@ -36,6 +38,8 @@ rule pretrain:
         mem_mb=2000,
     log:
         "logs/pretrain/{model}.log",
+    benchmark:
+        BENCHMARKS["pretrain"]
     conda:
         "../../envs/softeval.yaml"
     shell:
@@ -61,6 +65,8 @@ rule posttrain:
         mem_mb=2000,
     log:
         "logs/posttrain/{model}.log",
+    benchmark:
+        BENCHMARKS["posttrain"]
     conda:
         "../../envs/softeval.yaml"
     shell:
@@ -86,6 +92,8 @@ rule probe_zoo_model:
     threads: ZOO["threads"]
     log:
         "logs/probe_zoo_model/{model}/{role}.log",
+    benchmark:
+        BENCHMARKS["probe_zoo_model"]
     conda:
         "../../envs/softeval.yaml"
     shell:
@@ -105,6 +113,8 @@ rule zoo_report:
         probes=lambda wildcards, input: os.path.dirname(os.path.dirname(input[0])),
     log:
         "logs/zoo_report.log",
+    benchmark:
+        BENCHMARKS["zoo_report"]
     conda:
         "../../envs/softeval.yaml"
     shell:
@@ -124,6 +134,8 @@ rule random_tokenizer:
         seed=config["seed"],
     log:
         "logs/random_tokenizer/{vocab}.log",
+    benchmark:
+        BENCHMARKS["random_tokenizer"]
     conda:
         "../../envs/softeval.yaml"
     shell:
@@ -145,6 +157,8 @@ rule random_model:
         ),
     log:
         "logs/random_model/{model}/{role}.log",
+    benchmark:
+        BENCHMARKS["random_model"]
     conda:
         "../../envs/softeval.yaml"
     shell:

@@ -228,6 +228,50 @@ def cmd_loglik(args: argparse.Namespace) -> None:
     run_loglik(**_method_job(args))
 
 
+def cmd_evaluate(args: argparse.Namespace) -> None:
+    from softeval.jobs.evaluate import MethodOutputs, run_evaluate
+
+    check_job_params("generate", args.generate_params)
+    if args.logliks:
+        check_job_params("loglik", args.loglik_params)
+    if len(set(args.methods)) != len(args.methods):
+        raise InputError(f"evaluate: --methods names a method twice: {' '.join(args.methods)}")
+    if args.logliks and len(args.logliks) != len(args.generations):
+        raise InputError("evaluate: give as many --logliks as --generations (or none, for an open task)")
+    logliks = [Path(p) for p in args.logliks] or [None] * len(args.generations)
+    if "soft_prompt" in args.methods:
+        if args.methods != ["soft_prompt"] or not (len(args.steps) == len(args.prompts) == len(args.generations)):
+            raise InputError(
+                "evaluate --methods soft_prompt (alone): give as many --steps and --prompts as --generations"
+            )
+        keys: list[int | None] = list(args.steps)
+        methods = [
+            MethodOutputs(
+                "soft_prompt",
+                dict(zip(keys, map(Path, args.generations), strict=True)),
+                {k: p for k, p in zip(keys, logliks, strict=True) if p is not None},
+                {step: Path(p) for step, p in zip(args.steps, args.prompts, strict=True)},
+            )
+        ]
+    else:
+        if len(args.generations) != len(args.methods) or args.prompts or args.steps:
+            raise InputError("evaluate: give one --generations file per method, and no --steps or --prompts")
+        methods = [
+            MethodOutputs(m, {None: Path(g)}, {None: ll} if ll is not None else {}, {})
+            for m, g, ll in zip(args.methods, args.generations, logliks, strict=True)
+        ]
+    run_evaluate(
+        model=args.model,
+        model_options=_model_options(args),
+        task=_task(args),
+        data_dir=Path(args.data),
+        methods=methods,
+        generate_settings=args.generate_params,
+        loglik_settings=args.loglik_params,
+        threads=args.threads,
+    )
+
+
 def cmd_judge(args: argparse.Namespace) -> None:
     from softeval.jobs.judge import run_judge
 
@@ -314,6 +358,13 @@ def cmd_claims(args: argparse.Namespace) -> None:
         params=args.params,
         out_stem=Path(args.out),
     )
+
+
+def cmd_timings(args: argparse.Namespace) -> None:
+    from softeval.timings import write_timings
+
+    patterns = {str(k): str(v) for k, v in args.patterns.items()}
+    write_timings([Path(p) for p in args.benchmarks], patterns, Path(args.out_csv), Path(args.out_md))
 
 
 def cmd_manifest(args: argparse.Namespace) -> None:
@@ -479,7 +530,15 @@ def build_parser() -> argparse.ArgumentParser:
         p.add_argument("--steps", type=int, nargs="*", default=[], help="soft_prompt: snapshot steps")
         p.add_argument("--prompts", nargs="*", default=[], help="soft_prompt: one prompt file per step")
         p.add_argument("--out", nargs="+", required=True, help="JSONL output(s), one per step for soft_prompt")
-    for name in ("tune", "generate", "loglik"):
+    p = add("evaluate", cmd_evaluate, "every output of one model on one task: responses and option log-likelihoods")
+    p.add_argument("--methods", nargs="+", required=True, choices=["zero_shot", "few_shot", "soft_prompt"])
+    p.add_argument("--steps", type=int, nargs="*", default=[], help="soft_prompt: snapshot steps")
+    p.add_argument("--prompts", nargs="*", default=[], help="soft_prompt: one prompt file per step")
+    p.add_argument("--generations", nargs="+", required=True, help="JSONL: one per method, or per step")
+    p.add_argument("--logliks", nargs="*", default=[], help="closed tasks: JSONL, one per --generations file")
+    p.add_argument("--generate-params", type=json_object, required=True, help="JSON: evaluation.generate")
+    p.add_argument("--loglik-params", type=json_object, default="{}", help="JSON: evaluation.loglik")
+    for name in ("tune", "generate", "loglik", "evaluate"):
         p = sub.choices[name]
         p.add_argument("--model", required=True, help="Hugging Face model directory or hub id")
         p.add_argument(
@@ -489,7 +548,8 @@ def build_parser() -> argparse.ArgumentParser:
             help='JSON: {"revision", "dtype", "device_map", "trust_remote_code", "chat_template"}',
         )
         p.add_argument("--gpus", type=int, default=0, help="GPUs the job holds (a GPU-slot lock pins them)")
-        p.add_argument("--params", type=json_object, required=True, help="JSON settings (see the rule)")
+        if name != "evaluate":
+            p.add_argument("--params", type=json_object, required=True, help="JSON settings (see the rule)")
         p.add_argument("--threads", type=int, default=1)
     judge = add("judge", lambda args: None, "judge generations (run) or check a judge (validate)")
     judge_sub = judge.add_subparsers(dest="judge_command", required=True)
@@ -499,7 +559,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--generations", nargs="+", required=True)
     p.add_argument("--logliks", nargs="*", default=[], help="closed tasks: one per generation file")
     p.add_argument("--out", nargs="+", required=True)
-    for p in (sub.choices["tune"], sub.choices["generate"], sub.choices["loglik"], judge_sub.choices["run"]):
+    for p in (*(sub.choices[n] for n in ("tune", "generate", "loglik", "evaluate")), judge_sub.choices["run"]):
         p.add_argument("--task", required=True)
         p.add_argument("--task-dir", required=True)
         p.add_argument("--data", required=True, help="the task's folder of prepared splits")
@@ -540,6 +600,12 @@ def build_parser() -> argparse.ArgumentParser:
             required=True,
             help='JSON: {"final_step", "first_step", "reference_method", "bootstrap", "seed"}',
         )
+
+    p = add("timings", cmd_timings, "seconds and memory per rule, and the critical path, from benchmark files")
+    p.add_argument("--patterns", type=json_object, required=True, help="JSON: {rule: benchmark path pattern}")
+    p.add_argument("--benchmarks", nargs="*", default=[], help="the jobs' Snakemake benchmark files")
+    p.add_argument("--out-csv", required=True)
+    p.add_argument("--out-md", required=True)
 
     p = add("manifest", cmd_manifest, "write or check the sha256 manifest of a run (zoo, prompts, tables)")
     p.add_argument("--results", default="results")

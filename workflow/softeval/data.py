@@ -1,4 +1,4 @@
-"""Task splits: built from the world or a real benchmark, written as JSONL, read back through `datasets`.
+"""Task splits: built from the world or a real benchmark (through `datasets`), written and read back as JSONL.
 
 Every task gets the same three files: train (soft-prompt tuning), test (evaluation) and
 few_shot (the pool the k shots are drawn from; the train split unless the benchmark has a
@@ -11,10 +11,8 @@ import random
 from pathlib import Path
 from typing import Any
 
-import datasets
-
 from softeval.fields import to_example
-from softeval.io import atomic_write_json, atomic_write_jsonl
+from softeval.io import atomic_write_json, atomic_write_jsonl, read_jsonl
 from softeval.provenance import provenance
 from softeval.schema import InputError
 from softeval.sources import load_rows, roles
@@ -142,15 +140,20 @@ def check_unique_ids(rows: list[dict[str, Any]], task: Task, split: str, record:
         seen[row["id"]] = index
 
 
-def load_split(data_dir: Path | str, split: str) -> datasets.Dataset:
-    """Read a prepared split with `datasets`, checking the fields every task needs."""
+def load_split(data_dir: Path | str, split: str) -> list[dict[str, Any]]:
+    """A prepared split's examples, checking the fields every task needs.
+
+    Plain JSON lines (this workflow wrote them): a job that only reads its splits does not pay
+    for importing `datasets` (about a second) and its Arrow cache. As `datasets` would, every
+    row has every field of the split (None where a row lacks one)."""
     path = Path(data_dir) / f"{split}.jsonl"
     if not path.is_file():
         raise InputError(f"{path}: split file not found; run the prepare_task rule for this task first")
-    dataset = datasets.load_dataset("json", data_files=str(path), split="train")
-    missing = [name for name in REQUIRED_FIELDS if name not in dataset.column_names]
+    rows = read_jsonl(path, "split")
+    fields = list(dict.fromkeys(name for row in rows for name in row))
+    missing = [name for name in REQUIRED_FIELDS if name not in fields]
     if missing:
         raise InputError(
             f"{path}: examples lack field '{missing[0]}'; every example needs {', '.join(REQUIRED_FIELDS)}"
         )
-    return dataset
+    return [{name: row.get(name) for name in fields} for row in rows]

@@ -53,7 +53,7 @@ def generate_greedy(
     limit = prompt_limit(model, 0 if vectors is None else vectors.shape[0], max_new_tokens)
     kept = [keep_last(tokenizer(prompt)["input_ids"], limit) for prompt in prompts]
     rows = [ids for ids, _ in kept]
-    prefix = _encode_prefix(model, tokenizer, rows, vectors, shared_prefix) if use_cache and shared_prefix else None
+    prefix = encode_prefix(model, tokenizer, rows, vectors, shared_prefix) if use_cache and shared_prefix else None
     eos_ids = stop_token_ids(model, tokenizer)
 
     def run(chunk: Sequence[list[int]]) -> list[Generation]:
@@ -82,7 +82,7 @@ class _Prefix:
     cache: Any
 
 
-def _encode_prefix(
+def encode_prefix(
     model: Any, tokenizer: Any, rows: list[list[int]], vectors: torch.Tensor | None, text: str
 ) -> _Prefix | None:
     """Encode the shared prefix once; None when some prompt does not tokenise with it as a prefix."""
@@ -104,7 +104,7 @@ def _encode_prefix(
     return _Prefix(len(ids), length, out.cache)
 
 
-def _pad_left(rows: Sequence[list[int]], pad_id: int, dev: torch.device) -> tuple[torch.Tensor, torch.Tensor]:
+def pad_left(rows: Sequence[list[int]], pad_id: int, dev: torch.device) -> tuple[torch.Tensor, torch.Tensor]:
     width = max(len(row) for row in rows)
     ids = torch.full((len(rows), width), pad_id, dtype=torch.long)
     mask = torch.zeros((len(rows), width), dtype=torch.long)
@@ -125,7 +125,7 @@ def _prefill(
     """Run the prompts; returns last logits, mask, positions, embeddings (no-cache path) and cache."""
     dev = input_device(model)
     if prefix is not None:
-        ids, suffix_mask = _pad_left([row[prefix.n_tokens :] for row in rows], pad_id, dev)
+        ids, suffix_mask = pad_left([row[prefix.n_tokens :] for row in rows], pad_id, dev)
         batch = len(rows)
         cache = copy.deepcopy(prefix.cache)
         cache.batch_repeat_interleave(batch)
@@ -140,7 +140,7 @@ def _prefill(
             logits_to_keep=1,
         )
         return out.logits[:, -1], mask, positions, None, out.cache
-    ids, mask = _pad_left(rows, pad_id, dev)
+    ids, mask = pad_left(rows, pad_id, dev)
     embeds = model.get_input_embeddings()(ids)
     if vectors is None:
         positions = (mask.cumsum(dim=1) - 1).clamp(min=0)

@@ -7,6 +7,7 @@ the same footing.
 
 from __future__ import annotations
 
+import copy
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -15,8 +16,10 @@ import torch
 
 from softeval.backoff import BatchSize, in_batches
 from softeval.context import prompt_limit
+from softeval.generate import encode_prefix, pad_left
 from softeval.methods import ChatWrap, response_target
-from softeval.softprompt import answer_logprobs
+from softeval.models import input_device
+from softeval.softprompt import answer_logprobs, insert_soft_prompt
 from softeval.tasks import Task
 from softeval.tokenizer import encode_batch
 
@@ -55,19 +58,73 @@ def score_options(
     vectors: torch.Tensor | None = None,
     batch_size: int | BatchSize = 32,
     chat: ChatWrap | None = None,
+    shared_prefix: str | None = None,
+    share_prompt: bool = True,
 ) -> list[OptionScores]:
-    """Score every option of every example after its prompt, `batch_size` options at a time."""
-    pairs = [
-        (i, prompt, response_target(task.option_target(example, k), chat))
-        for i, (prompt, example) in enumerate(zip(prompts, examples, strict=True))
-        for k in range(len(example["options"]))
+    """Score every option of every example after its prompt, about `batch_size` options at a time.
+
+    With `share_prompt` (the default), each prompt (with its soft prompt) runs once and its
+    options are scored from its KV cache; `shared_prefix` (text every prompt starts with: the
+    instruction, the few-shot examples) runs once per call. A prompt too long to fit beside its
+    options (softeval.context) is scored whole, option by option, as without `share_prompt`.
+    """
+    targets = [
+        [response_target(task.option_target(example, k), chat) for k in range(len(example["options"]))]
+        for example in examples
     ]
-
+    if len(prompts) != len(examples):
+        raise ValueError("one prompt per example")
     limit = prompt_limit(model, 0 if vectors is None else vectors.shape[0], 0)
+    scores: list[OptionScores | None] = [None] * len(examples)
+    shared: list[tuple[int, list[int], list[list[int]]]] = []
+    whole: list[int] = []
+    for i, prompt in enumerate(prompts):
+        prompt_ids = tokenizer(prompt)["input_ids"]
+        answers = [tokenizer(prompt + target)["input_ids"][len(prompt_ids) :] for target in targets[i]]
+        fits = limit is None or len(prompt_ids) + max(len(a) for a in answers) <= limit
+        if share_prompt and fits and prompt_ids and all(answers):
+            shared.append((i, prompt_ids, answers))
+        else:
+            whole.append(i)
+    if shared:
+        size = batch_size if isinstance(batch_size, BatchSize) else BatchSize(batch_size)
+        rows = [ids for _, ids, _ in shared]
+        prefix = encode_prefix(model, tokenizer, rows, vectors, shared_prefix) if shared_prefix else None
+        widest = max(len(answers) for _, _, answers in shared)
+        per_batch = BatchSize(max(1, size.size // widest))  # examples per batch, so options per batch <= size
 
-    def run(chunk: Sequence[tuple[int, str, str]]) -> list[tuple[float, int, int]]:
-        prompts_, targets = [p for _, p, _ in chunk], [t for _, _, t in chunk]
-        batch = encode_batch(tokenizer, prompts_, targets, eos=False, max_tokens=limit)
+        def run(chunk: Sequence[tuple[int, list[int], list[list[int]]]]) -> list[list[float]]:
+            return _score_from_prompt_cache(model, tokenizer.pad_token_id, list(chunk), vectors, prefix)
+
+        for (i, _, answers), logliks in zip(shared, in_batches(shared, per_batch, run, "loglik"), strict=True):
+            scores[i] = OptionScores(logliks, [len(a) for a in answers])
+    if whole:
+        for i, score in zip(
+            whole,
+            _score_whole(
+                model, tokenizer, [prompts[i] for i in whole], [targets[i] for i in whole], vectors, batch_size, limit
+            ),
+            strict=True,
+        ):
+            scores[i] = score
+    return [s for s in scores if s is not None]
+
+
+def _score_whole(
+    model: Any,
+    tokenizer: Any,
+    prompts: Sequence[str],
+    targets: Sequence[list[str]],
+    vectors: torch.Tensor | None,
+    batch_size: int | BatchSize,
+    limit: int | None,
+) -> list[OptionScores]:
+    """Each (prompt, option) as one row of its own, `batch_size` rows at a time."""
+    pairs = [(prompt, target) for prompt, options in zip(prompts, targets, strict=True) for target in options]
+
+    def run(chunk: Sequence[tuple[str, str]]) -> list[tuple[float, int, int]]:
+        prompts_, targets_ = [p for p, _ in chunk], [t for _, t in chunk]
+        batch = encode_batch(tokenizer, prompts_, targets_, eos=False, max_tokens=limit)
         logprobs, rows = answer_logprobs(model, vectors, batch)
         rows, logprobs = rows.cpu(), logprobs.float().cpu()
         sums = torch.zeros(len(chunk)).index_add_(0, rows, logprobs).tolist()
@@ -76,9 +133,79 @@ def score_options(
 
     scored = in_batches(pairs, batch_size, run, "loglik")
     out, cursor = [], 0
-    for example in examples:
-        n = len(example["options"])
-        part = scored[cursor : cursor + n]
+    for options in targets:
+        part = scored[cursor : cursor + len(options)]
         out.append(OptionScores([ll for ll, _, _ in part], [k for _, k, _ in part], max(c for _, _, c in part)))
-        cursor += n
+        cursor += len(options)
     return out
+
+
+def _score_from_prompt_cache(
+    model: Any,
+    pad_id: int,
+    chunk: list[tuple[int, list[int], list[list[int]]]],
+    vectors: torch.Tensor | None,
+    prefix: Any,
+) -> list[list[float]]:
+    """Run each prompt once, then all its options from the prompt's KV cache (right-padded after it)."""
+    body, head = model.base_model, model.get_output_embeddings()
+    prompt_ids = [ids for _, ids, _ in chunk]
+    hidden, mask, positions, cache = _encode_prompts(model, body, prompt_ids, vectors, prefix, pad_id)
+    dev = mask.device
+    owner = [b for b, (_, _, answers) in enumerate(chunk) for _ in answers]
+    options = [answer for _, _, answers in chunk for answer in answers]
+    index = torch.tensor(owner, device=dev)
+    width = max(len(a) for a in options)
+    ids = torch.full((len(options), width), pad_id, dtype=torch.long)
+    option_mask = torch.zeros((len(options), width), dtype=torch.long)
+    for r, answer in enumerate(options):
+        ids[r, : len(answer)] = torch.tensor(answer)
+        option_mask[r, : len(answer)] = 1
+    ids, option_mask = ids.to(dev), option_mask.to(dev)
+    cache.batch_select_indices(index)  # each prompt's cache once per option
+    after = positions[index, -1:] + 1 + torch.arange(width, device=dev).unsqueeze(0)
+    out = body(
+        input_ids=ids,
+        attention_mask=torch.cat([mask[index], option_mask], dim=1),
+        position_ids=after,
+        cache=cache,
+        use_cache=True,
+    )
+    # token j of an option is predicted at the position before it: the prompt's last for j = 0
+    before = torch.cat([hidden[index].unsqueeze(1), out.last_hidden_state[:, :-1]], dim=1)
+    keep = option_mask.bool()
+    logits = head(before[keep]).float()
+    logprobs = logits.log_softmax(dim=-1).gather(1, ids[keep].unsqueeze(1)).squeeze(1).cpu()
+    rows = keep.nonzero()[:, 0].cpu()
+    sums = torch.zeros(len(options)).index_add_(0, rows, logprobs).tolist()
+    out_rows, cursor = [], 0
+    for _, _, answers in chunk:
+        out_rows.append(sums[cursor : cursor + len(answers)])
+        cursor += len(answers)
+    return out_rows
+
+
+def _encode_prompts(
+    model: Any, body: Any, rows: list[list[int]], vectors: torch.Tensor | None, prefix: Any, pad_id: int
+) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor, Any]:
+    """The prompts, left-padded (after the shared prefix's cache when there is one): the last
+    position's hidden state, the attention mask, the positions and the KV cache."""
+    dev = input_device(model)
+    if prefix is not None:
+        ids, suffix_mask = pad_left([row[prefix.n_tokens :] for row in rows], pad_id, dev)
+        cache = copy.deepcopy(prefix.cache)
+        cache.batch_repeat_interleave(len(rows))
+        mask = torch.cat([torch.ones(len(rows), prefix.length, dtype=torch.long, device=dev), suffix_mask], dim=1)
+        positions = (mask.cumsum(dim=1) - 1).clamp(min=0)
+        out = body(
+            input_ids=ids, attention_mask=mask, position_ids=positions[:, prefix.length :], cache=cache, use_cache=True
+        )
+        return out.last_hidden_state[:, -1], mask, positions, out.cache
+    ids, mask = pad_left(rows, pad_id, dev)
+    embeds = model.get_input_embeddings()(ids)
+    if vectors is None:
+        positions = (mask.cumsum(dim=1) - 1).clamp(min=0)
+    else:
+        embeds, mask, positions, _ = insert_soft_prompt(embeds, vectors, mask)
+    out = body(inputs_embeds=embeds, attention_mask=mask, position_ids=positions, use_cache=True)
+    return out.last_hidden_state[:, -1], mask, positions, out.cache

@@ -13,13 +13,14 @@ from __future__ import annotations
 import hashlib
 import re
 from pathlib import Path
-from typing import Any
-
-import datasets
+from typing import TYPE_CHECKING, Any
 
 from softeval.io import atomic_write_json, read_json, read_utf8
 from softeval.schema import InputError
 from softeval.tasks import Task
+
+if TYPE_CHECKING:  # imported where rows are read: a job reading prepared splits never needs it
+    import datasets
 
 MIRROR_SUFFIXES = ("parquet", "jsonl")
 BUILDERS = {".parquet": "parquet", ".jsonl": "json", ".json": "json", ".csv": "csv"}
@@ -72,6 +73,8 @@ def load_rows(task: Task, role: str, source: str, mirror: Path | None) -> tuple[
 
 def read_file(path: Path, what: str) -> datasets.Dataset:
     """Rows of a JSONL, CSV or Parquet file through `datasets`; an unreadable file is one error line."""
+    import datasets
+
     if path.is_file() and path.stat().st_size == 0:
         raise InputError(f"{path}: {what} is an empty file (0 bytes); it needs one example per row")
     if path.is_file() and path.suffix in (".jsonl", ".csv"):
@@ -84,6 +87,8 @@ def read_file(path: Path, what: str) -> datasets.Dataset:
 
 
 def load_hub_split(spec: dict[str, Any]) -> datasets.Dataset:
+    import datasets
+
     try:
         return datasets.load_dataset(spec["path"], spec.get("name"), split=spec["split"], revision=spec["revision"])
     except Exception as err:  # network, auth, missing split: one line with the fix

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import sys
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -59,44 +59,66 @@ def meta_path(out: Path | str) -> Path:
 
 
 RowMaker = Callable[[Any, Any, Unit, list[tuple[dict[str, Any], str]], Any, "int | None"], list[dict[str, Any]]]
+Loader = Callable[[str, ModelOptions, int], tuple[Any, Any, "ChatWrap | None"]]
+
+
+@dataclass(frozen=True)
+class LoadedModel:
+    """A model loaded once for every output of a job, with what its provenance names it by."""
+
+    model: Any
+    tokenizer: Any
+    chat: ChatWrap | None
+    identity: dict[str, Any]
+
+
+def open_model(ref: str, options: ModelOptions | None, threads: int, loader: Loader = load_job_model) -> LoadedModel:
+    """`loader` gives (model, tokenizer, chat template): a vLLM engine for the vLLM backend."""
+    options = options or ModelOptions()
+    model, tokenizer, chat = loader(ref, options, threads)
+    return LoadedModel(model, tokenizer, chat, model_identity(ref, model, options))
+
+
+def forget_provenance(outs: Iterable[Path]) -> None:
+    """A provenance file describes an output that exists, so none is left beside a failed job's
+    outputs (Snakemake removes those, not these): a job removes all of its old ones first and
+    writes the new ones (`write_provenance`) once every output exists."""
+    for out in outs:
+        meta_path(out).unlink(missing_ok=True)
+
+
+def write_provenance(metas: dict[Path, dict[str, Any]]) -> None:
+    for out, meta in metas.items():
+        atomic_write_json(meta_path(out), meta)
 
 
 def write_method_outputs(
     *,
     job: str,
-    model: str,
-    model_options: ModelOptions | None = None,
+    loaded: LoadedModel,
     task: Task,
     data_dir: Path,
     method: str,
     prompt_files: dict[int, Path],
     outs: dict[int | None, Path],
     settings: dict[str, Any],
-    threads: int,
     make_rows: RowMaker,
-    loader: Callable[[str, ModelOptions, int], tuple[Any, Any, ChatWrap | None]] = load_job_model,
-) -> None:
-    """Load the model once, then write each output (one per soft-prompt step) in resumable chunks.
+) -> dict[Path, dict[str, Any]]:
+    """Write each output of one method (one per soft-prompt step) in resumable chunks; returns
+    each output's provenance, for the job to write when all its outputs exist.
 
-    make_rows(model, tokenizer, unit, [(example, prompt)], vectors, step) gives a chunk's rows;
-    `loader` gives (model, tokenizer, chat template) — a vLLM engine for the vLLM backend.
+    make_rows(model, tokenizer, unit, [(example, prompt)], vectors, step) gives a chunk's rows.
     """
-    ref, model_options = model, model_options or ModelOptions()
-    model, tokenizer, chat = loader(ref, model_options, threads)
-    unit = method_unit(task, data_dir, method, settings["few_shot_k"], settings["seed"], chat)
-    identity = model_identity(ref, model, model_options)
+    model, tokenizer = loaded.model, loaded.tokenizer
+    unit = method_unit(task, data_dir, method, settings["few_shot_k"], settings["seed"], loaded.chat)
     items = list(zip(unit.test, unit.prompts.prompts, strict=True))
-    # A provenance file describes an output that exists, so none is left beside a failed job's
-    # outputs (Snakemake removes those, not these): old ones go first, new ones come last.
-    for out in outs.values():
-        meta_path(out).unlink(missing_ok=True)
     metas = {}
     for step, out in outs.items():
         vectors, prompt_meta = (
             load_prompt(prompt_files[step], embedding_width(model)) if step is not None else (None, {})
         )
         fingerprint = {
-            **identity,
+            **loaded.identity,
             "job": job,
             "task": task.name,
             "task_version": task.version,
@@ -132,6 +154,21 @@ def write_method_outputs(
                 "first tokens (their rows have prompt_truncated)",
                 file=sys.stderr,
             )
-        metas[out] = provenance(fingerprint, seed=settings["seed"], **({"truncated_prompts": cut} if cut else {}))
-    for out, meta in metas.items():
-        atomic_write_json(meta_path(out), meta)
+        metas[Path(out)] = provenance(fingerprint, seed=settings["seed"], **({"truncated_prompts": cut} if cut else {}))
+    return metas
+
+
+def run_method_job(
+    *,
+    job: str,
+    model: str,
+    model_options: ModelOptions | None = None,
+    threads: int,
+    outs: dict[int | None, Path],
+    loader: Loader = load_job_model,
+    **method: Any,
+) -> None:
+    """One method's outputs with a model of their own (the `generate` and `loglik` commands)."""
+    loaded = open_model(model, model_options, threads, loader)
+    forget_provenance(outs.values())
+    write_provenance(write_method_outputs(job=job, loaded=loaded, outs=outs, **method))

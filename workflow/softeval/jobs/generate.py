@@ -8,7 +8,7 @@ from typing import Any
 
 from softeval.data import load_split
 from softeval.generate import generate_greedy, stop_token_ids
-from softeval.jobs.common import Unit, load_job_model, write_method_outputs
+from softeval.jobs.common import Loader, RowMaker, Unit, load_job_model, run_method_job
 from softeval.methods import ChatWrap, response_target
 from softeval.models import ModelOptions
 from softeval.tasks import TRAIN_MAX, Task
@@ -37,19 +37,30 @@ def generation_budget(task: Task, tokenizer: Any, data_dir: Path, chat: ChatWrap
     return math.ceil(longest * 1.1)
 
 
-def run_generate(*, settings: dict[str, Any], **job: Any) -> None:
-    """Responses for every output of the job (one per soft-prompt step, else one).
+def uses_vllm(settings: dict[str, Any]) -> bool:
+    return settings.get("backend", "hf") == "vllm"
+
+
+def generation_loader(settings: dict[str, Any]) -> Loader:
+    """The model the settings' backend generates with: a vLLM engine, or the Hugging Face model."""
+    return load_vllm_model(settings) if uses_vllm(settings) else load_job_model
+
+
+def generation_rows(settings: dict[str, Any], data_dir: Path) -> RowMaker:
+    """A chunk's greedy responses, one row each.
 
     settings: few_shot_k, seed, max_new_tokens, batch_size, chunk_size, backend (hf | vllm), vllm.
     """
-    vllm = settings.get("backend", "hf") == "vllm"
-    resolved: list[int] = []  # the job's one budget, resolved on its first chunk (it needs the tokenizer)
+    vllm = uses_vllm(settings)
+    resolved: dict[str, int] = {}  # each task's one budget, resolved on its first chunk (it needs the tokenizer)
 
     def budget(tokenizer: Any, unit: Unit) -> int:
-        if not resolved:
+        if unit.task.name not in resolved:
             chat = unit.prompts.chat
-            resolved.append(generation_budget(unit.task, tokenizer, job["data_dir"], chat, settings["max_new_tokens"]))
-        return resolved[0]
+            resolved[unit.task.name] = generation_budget(
+                unit.task, tokenizer, data_dir, chat, settings["max_new_tokens"]
+            )
+        return resolved[unit.task.name]
 
     def rows(model: Any, tokenizer: Any, unit: Unit, chunk: list, vectors: Any, step: int | None) -> list:
         if vllm:
@@ -86,5 +97,16 @@ def run_generate(*, settings: dict[str, Any], **job: Any) -> None:
             for (example, prompt), g in zip(chunk, generations, strict=True)
         ]
 
-    loader = load_vllm_model(settings) if vllm else load_job_model
-    write_method_outputs(job="generate", settings=settings, make_rows=rows, loader=loader, **job)
+    return rows
+
+
+def run_generate(*, settings: dict[str, Any], data_dir: Path, **job: Any) -> None:
+    """Responses for every output of the job (one per soft-prompt step, else one)."""
+    run_method_job(
+        job="generate",
+        settings=settings,
+        data_dir=data_dir,
+        make_rows=generation_rows(settings, data_dir),
+        loader=generation_loader(settings),
+        **job,
+    )

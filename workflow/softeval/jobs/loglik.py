@@ -4,15 +4,16 @@ from __future__ import annotations
 
 from typing import Any
 
-from softeval.jobs.common import Unit, write_method_outputs
+from softeval.jobs.common import RowMaker, Unit, run_method_job
 from softeval.loglik import score_options
 from softeval.schema import InputError
+from softeval.tasks import Task
 
 
-def run_loglik(*, settings: dict[str, Any], task: Any, **job: Any) -> None:
-    """Every option's summed log-likelihood and token count, per output (one per soft-prompt step).
+def option_rows(settings: dict[str, Any], task: Task) -> RowMaker:
+    """A chunk's option log-likelihoods and choices, one row each.
 
-    settings: few_shot_k, seed, batch_size, chunk_size.
+    settings: few_shot_k, seed, batch_size, chunk_size, share_prompt (default true).
     """
     if not task.closed:
         raise InputError(f"task {task.name} is open; option log-likelihoods exist for closed tasks only")
@@ -21,7 +22,16 @@ def run_loglik(*, settings: dict[str, Any], task: Any, **job: Any) -> None:
         examples = [example for example, _ in chunk]
         prompts = [prompt for _, prompt in chunk]
         scores = score_options(
-            model, tokenizer, task, prompts, examples, vectors, settings["batch_size"], unit.prompts.chat
+            model,
+            tokenizer,
+            task,
+            prompts,
+            examples,
+            vectors,
+            settings["batch_size"],
+            unit.prompts.chat,
+            shared_prefix=unit.prompts.shared_prefix,
+            share_prompt=settings.get("share_prompt", True),
         )
         return [
             {
@@ -40,4 +50,9 @@ def run_loglik(*, settings: dict[str, Any], task: Any, **job: Any) -> None:
             for example, s in zip(examples, scores, strict=True)
         ]
 
-    write_method_outputs(job="loglik", settings=settings, task=task, make_rows=rows, **job)
+    return rows
+
+
+def run_loglik(*, settings: dict[str, Any], task: Task, **job: Any) -> None:
+    """Every option's summed log-likelihood and token count, per output (one per soft-prompt step)."""
+    run_method_job(job="loglik", settings=settings, task=task, make_rows=option_rows(settings, task), **job)
