@@ -58,6 +58,7 @@ def test_manifest_lists_content_and_names_what_differs(tmp_path, capsys):
         "zoo/atlas/base/meta.json": "{}",  # wall times: not content
         "softprompts/atlas/base/t/prompt.safetensors": "p",
         "tables/claims.csv": "c",
+        "tables/timings.csv": "rule,total_s",  # where the time went: not content
         "figures/x.png": "png",
     }.items():
         (results / name).parent.mkdir(parents=True, exist_ok=True)

@@ -309,6 +309,20 @@ def test_publication_tables_figures_and_claims(finished_run):
     assert pd.read_parquet(tables / "scores.parquet").shape[0] == len(pd.read_csv(tables / "scores.csv"))
 
 
+def test_the_report_shows_the_timings_table(finished_run, tmp_path):
+    """Every job wrote its benchmark file; the timings table reads them all and is in the HTML report."""
+    results = finished_run / "results"
+    benchmarks = sorted(results.glob("benchmarks/**/*.tsv"))
+    table = pd.read_csv(results / "tables" / "timings.csv")
+    assert table["jobs"].sum() == len(benchmarks) and set(table["rule"]) >= {"pretrain", "tune", "judge"}
+    assert set(table["rule"]) >= {"evaluate", "evaluate_closed", "evaluate_soft_prompt", "evaluate_soft_prompt_closed"}
+    assert (table["total_s"] >= table["max_s"]).all() and table["critical_path_s"].sum() > 0
+    report = tmp_path / "report.html"
+    result = snakemake(finished_run, "--report", str(report))
+    assert result.returncode == 0, result.stderr[-2000:]
+    assert "timings.csv" in report.read_text(encoding="utf-8", errors="replace")
+
+
 def test_review_shows_the_examples_behind_a_cell(finished_run):
     command = [sys.executable, "-m", "softeval", "review", "--results", str(finished_run / "results")]
     listing = subprocess.run([*command, "--model", "alpha"], capture_output=True, text=True, check=True)

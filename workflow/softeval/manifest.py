@@ -3,8 +3,8 @@
 Written in `sha256sum`'s format (`<hex>  <path>`, paths relative to the working directory), so
 `sha256sum -c config/manifests/default.sha256` checks a run without softeval, and
 `softeval manifest --check` does the same with a summary. What it covers is content alone:
-meta.json files (wall times, versions), logs and figures (PNG/PDF bytes depend on the
-matplotlib build and its fonts) are left out.
+meta.json files (wall times, versions), logs, figures (PNG/PDF bytes depend on the
+matplotlib build and its fonts) and timings (benchmark files, the timings table) are left out.
 """
 
 from __future__ import annotations
@@ -21,6 +21,8 @@ PATTERNS = (
     "softprompts/*/*/*/prompt.safetensors",
     "tables/*.csv",
 )
+# Where the time went differs from run to run: not content.
+NOT_CONTENT = ("tables/timings.csv",)
 
 
 def sha256(path: Path) -> str:
@@ -33,7 +35,14 @@ def sha256(path: Path) -> str:
 
 def build(results: Path) -> dict[str, str]:
     """path (as `results/...`) -> sha256 of every covered file under `results`."""
-    found = sorted({p for pattern in PATTERNS for p in results.glob(pattern) if p.is_file()})
+    found = sorted(
+        {
+            p
+            for pattern in PATTERNS
+            for p in results.glob(pattern)
+            if p.is_file() and p.relative_to(results).as_posix() not in NOT_CONTENT
+        }
+    )
     if not found:
         raise InputError(f"{results}: no zoo weights, prompts or tables to list; run the workflow first")
     return {f"{results.name}/{p.relative_to(results).as_posix()}": sha256(p) for p in found}
