@@ -204,7 +204,7 @@ def write_timings(benchmarks: list[Path], patterns: dict[str, str], out_csv: Pat
         "(the least wall time on unlimited cores). Timings vary between runs and machines; they are "
         "not part of the reproducible results.",
         "",
-        table.to_markdown(index=False),
+        table.astype(object).where(table.notna(), "").to_markdown(index=False),  # unsampled: empty
         "",
         "## Critical path",
         "",
