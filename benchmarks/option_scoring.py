@@ -15,25 +15,15 @@ a 10-vector soft prompt.
 from __future__ import annotations
 
 import argparse
-import time
 from pathlib import Path
 
 import torch
-from benchmark_inputs import ROOT, model_directory, task_splits
+from benchmark_inputs import ROOT, best_of, model_directory, task_splits
 
 from softeval.loglik import score_options
 from softeval.methods import build_prompts, few_shot_examples
 from softeval.models import load_model
 from softeval.tasks import load_task
-
-
-def best_of(run, repeats: int):
-    times, result = [], None
-    for _ in range(repeats):
-        start = time.perf_counter()
-        result = run()
-        times.append(time.perf_counter() - start)
-    return min(times), result
 
 
 def main() -> None:

@@ -74,7 +74,7 @@ def stop_token_ids(model: Any, tokenizer: Any) -> set[int]:
 
 
 @dataclass
-class _Prefix:
+class Prefix:
     """The KV cache of [soft prompt, shared prefix tokens] for one row, and its length."""
 
     n_tokens: int  # text tokens of the prefix
@@ -84,7 +84,7 @@ class _Prefix:
 
 def encode_prefix(
     model: Any, tokenizer: Any, rows: list[list[int]], vectors: torch.Tensor | None, text: str
-) -> _Prefix | None:
+) -> Prefix | None:
     """Encode the shared prefix once; None when some prompt does not tokenise with it as a prefix."""
     ids = tokenizer(text)["input_ids"]
     if not ids or any(len(row) <= len(ids) or row[: len(ids)] != ids for row in rows):
@@ -101,7 +101,32 @@ def encode_prefix(
         use_cache=True,
         logits_to_keep=1,
     )
-    return _Prefix(len(ids), length, out.cache)
+    return Prefix(len(ids), length, out.cache)
+
+
+def after_prefix(
+    prefix: Prefix, rows: Sequence[list[int]], pad_id: int, dev: torch.device
+) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor, Any]:
+    """Inputs of a batch that continues the shared prefix: each row's tokens after it (left-padded),
+    the attention mask and positions over prefix and rows, and a copy of the prefix's cache per row."""
+    ids, suffix_mask = pad_left([row[prefix.n_tokens :] for row in rows], pad_id, dev)
+    cache = copy.deepcopy(prefix.cache)
+    cache.batch_repeat_interleave(len(rows))
+    mask = torch.cat([torch.ones(len(rows), prefix.length, dtype=torch.long, device=dev), suffix_mask], dim=1)
+    return ids, mask, (mask.cumsum(dim=1) - 1).clamp(min=0), cache
+
+
+def padded_inputs(
+    model: Any, rows: Sequence[list[int]], vectors: torch.Tensor | None, pad_id: int, dev: torch.device
+) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+    """Left-padded rows as embeddings, with the soft prompt right before each row's tokens (after
+    its padding): inputs_embeds, attention mask, positions from the mask."""
+    ids, mask = pad_left(rows, pad_id, dev)
+    embeds = model.get_input_embeddings()(ids)
+    if vectors is None:
+        return embeds, mask, (mask.cumsum(dim=1) - 1).clamp(min=0)
+    embeds, mask, positions, _ = insert_soft_prompt(embeds, vectors, mask)
+    return embeds, mask, positions
 
 
 def pad_left(rows: Sequence[list[int]], pad_id: int, dev: torch.device) -> tuple[torch.Tensor, torch.Tensor]:
@@ -118,19 +143,14 @@ def _prefill(
     model: Any,
     rows: list[list[int]],
     vectors: torch.Tensor | None,
-    prefix: _Prefix | None,
+    prefix: Prefix | None,
     pad_id: int,
     use_cache: bool,
 ) -> tuple[Any, torch.Tensor, torch.Tensor, torch.Tensor, Any]:
     """Run the prompts; returns last logits, mask, positions, embeddings (no-cache path) and cache."""
     dev = input_device(model)
     if prefix is not None:
-        ids, suffix_mask = pad_left([row[prefix.n_tokens :] for row in rows], pad_id, dev)
-        batch = len(rows)
-        cache = copy.deepcopy(prefix.cache)
-        cache.batch_repeat_interleave(batch)
-        mask = torch.cat([torch.ones(batch, prefix.length, dtype=torch.long, device=dev), suffix_mask], dim=1)
-        positions = (mask.cumsum(dim=1) - 1).clamp(min=0)
+        ids, mask, positions, cache = after_prefix(prefix, rows, pad_id, dev)
         out = model(
             input_ids=ids,
             attention_mask=mask,
@@ -140,12 +160,7 @@ def _prefill(
             logits_to_keep=1,
         )
         return out.logits[:, -1], mask, positions, None, out.cache
-    ids, mask = pad_left(rows, pad_id, dev)
-    embeds = model.get_input_embeddings()(ids)
-    if vectors is None:
-        positions = (mask.cumsum(dim=1) - 1).clamp(min=0)
-    else:
-        embeds, mask, positions, _ = insert_soft_prompt(embeds, vectors, mask)
+    embeds, mask, positions = padded_inputs(model, rows, vectors, pad_id, dev)
     out = model(
         inputs_embeds=embeds, attention_mask=mask, position_ids=positions, use_cache=use_cache, logits_to_keep=1
     )
@@ -157,7 +172,7 @@ def _generate_chunk(
     tokenizer: Any,
     rows: list[list[int]],
     vectors: torch.Tensor | None,
-    prefix: _Prefix | None,
+    prefix: Prefix | None,
     stops: Sequence[str],
     max_new_tokens: int,
     use_cache: bool,

@@ -7,7 +7,6 @@ the same footing.
 
 from __future__ import annotations
 
-import copy
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -16,10 +15,10 @@ import torch
 
 from softeval.backoff import BatchSize, in_batches
 from softeval.context import prompt_limit
-from softeval.generate import encode_prefix, pad_left
+from softeval.generate import Prefix, after_prefix, encode_prefix, padded_inputs
 from softeval.methods import ChatWrap, response_target
 from softeval.models import input_device
-from softeval.softprompt import answer_logprobs, insert_soft_prompt
+from softeval.softprompt import answer_logprobs
 from softeval.tasks import Task
 from softeval.tokenizer import encode_batch
 
@@ -145,7 +144,7 @@ def _score_from_prompt_cache(
     pad_id: int,
     chunk: list[tuple[int, list[int], list[list[int]]]],
     vectors: torch.Tensor | None,
-    prefix: Any,
+    prefix: Prefix | None,
 ) -> list[list[float]]:
     """Run each prompt once, then all its options from the prompt's KV cache (right-padded after it)."""
     body, head = model.base_model, model.get_output_embeddings()
@@ -186,26 +185,17 @@ def _score_from_prompt_cache(
 
 
 def _encode_prompts(
-    model: Any, body: Any, rows: list[list[int]], vectors: torch.Tensor | None, prefix: Any, pad_id: int
+    model: Any, body: Any, rows: list[list[int]], vectors: torch.Tensor | None, prefix: Prefix | None, pad_id: int
 ) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor, Any]:
     """The prompts, left-padded (after the shared prefix's cache when there is one): the last
     position's hidden state, the attention mask, the positions and the KV cache."""
     dev = input_device(model)
     if prefix is not None:
-        ids, suffix_mask = pad_left([row[prefix.n_tokens :] for row in rows], pad_id, dev)
-        cache = copy.deepcopy(prefix.cache)
-        cache.batch_repeat_interleave(len(rows))
-        mask = torch.cat([torch.ones(len(rows), prefix.length, dtype=torch.long, device=dev), suffix_mask], dim=1)
-        positions = (mask.cumsum(dim=1) - 1).clamp(min=0)
+        ids, mask, positions, cache = after_prefix(prefix, rows, pad_id, dev)
         out = body(
             input_ids=ids, attention_mask=mask, position_ids=positions[:, prefix.length :], cache=cache, use_cache=True
         )
         return out.last_hidden_state[:, -1], mask, positions, out.cache
-    ids, mask = pad_left(rows, pad_id, dev)
-    embeds = model.get_input_embeddings()(ids)
-    if vectors is None:
-        positions = (mask.cumsum(dim=1) - 1).clamp(min=0)
-    else:
-        embeds, mask, positions, _ = insert_soft_prompt(embeds, vectors, mask)
+    embeds, mask, positions = padded_inputs(model, rows, vectors, pad_id, dev)
     out = body(inputs_embeds=embeds, attention_mask=mask, position_ids=positions, use_cache=True)
     return out.last_hidden_state[:, -1], mask, positions, out.cache
