@@ -13,6 +13,7 @@ import csv
 import re
 import statistics
 from dataclasses import dataclass
+from graphlib import TopologicalSorter
 from pathlib import Path
 from typing import Any
 
@@ -103,8 +104,7 @@ def _agree(parent: JobTime, child: JobTime) -> bool:
 
 def critical_path(jobs: list[JobTime]) -> list[JobTime]:
     """The chain of dependent jobs with the largest summed seconds, first job first."""
-    order = list(UPSTREAM)
-    unknown = sorted({job.rule for job in jobs} - set(order))
+    unknown = sorted({job.rule for job in jobs} - set(UPSTREAM))
     if unknown:
         raise InputError(f"no dependencies known for rule {unknown[0]} (softeval.timings.UPSTREAM)")
     by_rule: dict[str, list[int]] = {}
@@ -112,7 +112,7 @@ def critical_path(jobs: list[JobTime]) -> list[JobTime]:
         by_rule.setdefault(job.rule, []).append(i)
     best: dict[int, float] = {}
     before: dict[int, int | None] = {}
-    for rule in _topological(order):
+    for rule in TopologicalSorter(UPSTREAM).static_order():  # upstream rules first
         for i in by_rule.get(rule, []):
             parents = [p for up in UPSTREAM[rule] for p in by_rule.get(up, []) if _agree(jobs[p], jobs[i])]
             parent = max(parents, key=lambda p: best[p], default=None)
@@ -126,23 +126,6 @@ def critical_path(jobs: list[JobTime]) -> list[JobTime]:
         path.append(jobs[end])
         end = before[end]
     return path[::-1]
-
-
-def _topological(rules: list[str]) -> list[str]:
-    done: list[str] = []
-
-    def visit(rule: str, seen: tuple[str, ...] = ()) -> None:
-        if rule in done:
-            return
-        if rule in seen:
-            raise ValueError(f"UPSTREAM has a cycle through {rule}")
-        for up in UPSTREAM[rule]:
-            visit(up, (*seen, rule))
-        done.append(rule)
-
-    for rule in rules:
-        visit(rule)
-    return done
 
 
 def rule_rows(jobs: list[JobTime], path: list[JobTime]) -> list[dict[str, Any]]:
