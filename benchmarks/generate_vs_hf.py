@@ -29,10 +29,10 @@ from benchmark_inputs import ROOT, best_of, model_directory, task_splits
 from peft import PeftModel
 from transformers import AutoModelForCausalLM, AutoTokenizer
 
-from softeval.generate import cut_at_stop, generate_greedy
-from softeval.methods import build_prompts
-from softeval.softprompt import export_peft, import_peft
-from softeval.tasks import load_task
+from softeval.data.tasks import load_task
+from softeval.engine.generate import cut_at_stop, generate_greedy
+from softeval.engine.methods import build_prompts
+from softeval.engine.softprompt import export_peft, import_peft
 
 
 def hf_generate(model, tokenizer, prompts, stops, max_new_tokens, batch_size, use_cache) -> list[str]:

@@ -20,10 +20,10 @@ from pathlib import Path
 import torch
 from benchmark_inputs import ROOT, best_of, model_directory, task_splits
 
-from softeval.loglik import score_options
-from softeval.methods import build_prompts, few_shot_examples
-from softeval.models import load_model
-from softeval.tasks import load_task
+from softeval.data.tasks import load_task
+from softeval.engine.loglik import score_options
+from softeval.engine.methods import build_prompts, few_shot_examples
+from softeval.engine.models import load_model
 
 
 def main() -> None:

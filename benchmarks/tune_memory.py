@@ -21,8 +21,8 @@ import time
 import torch
 from transformers import AutoModelForCausalLM, Qwen2Config
 
-from softeval.softprompt import answer_loss, enable_checkpointing, freeze
-from softeval.tokenizer import IGNORE, TokenBatch
+from softeval.engine.batching import IGNORE, TokenBatch
+from softeval.engine.softprompt import answer_loss, enable_checkpointing, freeze
 
 
 def build(args: argparse.Namespace) -> torch.nn.Module:

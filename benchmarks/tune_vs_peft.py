@@ -21,8 +21,8 @@ import torch
 from peft import PromptTuningConfig, get_peft_model
 from transformers import LlamaConfig, LlamaForCausalLM
 
-from softeval.softprompt import answer_loss, freeze
-from softeval.tokenizer import IGNORE, TokenBatch
+from softeval.engine.batching import IGNORE, TokenBatch
+from softeval.engine.softprompt import answer_loss, freeze
 
 
 def make_batch(args: argparse.Namespace, generator: torch.Generator) -> TokenBatch:

@@ -8,8 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from softeval.tasks import Task, load_task
-from softeval.world import World, generate_world
+from softeval.data.tasks import Task, load_task
+from softeval.data.world import World, generate_world
 
 ROOT = Path(__file__).resolve().parents[1]
 # The weights-digest cache of this test session (and of the workflows it runs), not the user's.
@@ -43,9 +43,9 @@ def tiny_model_dir(tmp_path_factory, world, tasks) -> Path:
     """A tiny randomly initialised Llama saved as a Hugging Face directory, the zoo's way."""
     import torch
 
-    from softeval.corpus import tokenizer_corpus
-    from softeval.tokenizer import train_tokenizer
-    from softeval.zoo import build_model, save_model
+    from softeval.zoo.corpus import tokenizer_corpus
+    from softeval.zoo.tokenizer import train_tokenizer
+    from softeval.zoo.training import build_model, save_model
 
     out = tmp_path_factory.mktemp("tiny-model") / "model"
     tokenizer = train_tokenizer(tokenizer_corpus(world, list(tasks.values())), 400)

@@ -10,8 +10,10 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
-from softeval.aggregate import aggregate_scores, write_summary
-from softeval.analysis import (
+from softeval.analysis.aggregate import aggregate_scores, write_summary
+from softeval.analysis.claims import Inputs, check_claims, claim_verdicts
+from softeval.analysis.review import format_example, list_units, unit_examples
+from softeval.analysis.tables import (
     ALL_TASKS,
     Settings,
     consensus_table,
@@ -19,9 +21,7 @@ from softeval.analysis import (
     score_gap_table,
     swap_distance_table,
 )
-from softeval.claims import Inputs, check_claims, claim_verdicts
 from softeval.jobs.tables import UnitReader, per_example_reader, run_claims, run_figures, run_tables
-from softeval.review import format_example, list_units, unit_examples
 from softeval.schema import InputError
 
 # True knowledge: a > b > c. Zero-shot and few-shot measure format (c > b > a); the soft
@@ -238,7 +238,7 @@ def test_review_lists_units_and_shows_examples(results):
 
 
 def test_paired_split_and_exact_mcnemar():
-    from softeval.unit_checks import Paired, paired
+    from softeval.analysis.unit_checks import Paired, paired
 
     assert Paired(0, 0).p_value == 1.0 and Paired(0, 1).p_value == 1.0
     assert Paired(0, 6).p_value == pytest.approx(0.03125) and Paired(6, 0).p_value == pytest.approx(0.03125)
@@ -250,7 +250,7 @@ def test_paired_split_and_exact_mcnemar():
 
 
 def test_unit_checks_name_the_unit_whose_files_disagree_and_skip_missing_methods():
-    from softeval.unit_checks import summary_line, unit_checks
+    from softeval.analysis.unit_checks import summary_line, unit_checks
 
     def read(model, task, method, step):
         ids = range(4) if method != "zero_shot" else range(1, 5)

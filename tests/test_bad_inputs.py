@@ -20,8 +20,8 @@ import yaml
 from safetensors.torch import load_file, save_file
 
 from softeval.cli import main
-from softeval.data import prepare_task
-from softeval.softprompt import save_prompt
+from softeval.data.splits import prepare_task
+from softeval.engine.softprompt import save_prompt
 from tests.conftest import ROOT
 from tests.kill import results_digest
 

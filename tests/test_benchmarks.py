@@ -7,11 +7,11 @@ from pathlib import Path
 import datasets
 import pytest
 
-from softeval.answers import boxed_contents, last_boxed, normalize_math, same_answer
-from softeval.data import load_split, prepare_task
-from softeval.judge import RuleJudge
+from softeval.data.answers import boxed_contents, last_boxed, normalize_math, same_answer
+from softeval.data.splits import load_split, prepare_task
+from softeval.data.tasks import load_task
+from softeval.judges.rule import RuleJudge
 from softeval.schema import InputError
-from softeval.tasks import load_task
 
 ROOT = Path(__file__).resolve().parents[1]
 TASK_DIR = ROOT / "config" / "tasks"
@@ -358,7 +358,7 @@ def test_hub_failure_is_one_line_with_the_offline_fix(tmp_path, monkeypatch):
 
 
 def test_softeval_mirror_writes_parquet_that_the_mirror_switch_reads(tmp_path, monkeypatch):
-    from softeval.sources import write_mirror
+    from softeval.data.sources import write_mirror
 
     real_load_dataset = datasets.load_dataset
     sha = "89abcdef0123456789abcdef0123456789abcdef"

@@ -2,7 +2,7 @@ from __future__ import annotations
 
 import pytest
 
-from softeval.chunks import parts_dir, write_in_chunks
+from softeval.engine.chunks import parts_dir, write_in_chunks
 
 
 class Killed(Exception):

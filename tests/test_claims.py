@@ -9,8 +9,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from softeval.analysis import Settings, swap_distance_table
-from softeval.claims import (
+from softeval.analysis.claims import (
     HOLDS,
     NOT_APPLICABLE,
     NOT_SHOWN,
@@ -24,7 +23,8 @@ from softeval.claims import (
     within,
     write_claims,
 )
-from softeval.evidence import Interval, absolute_gap_difference, choice_spread, paired_bootstrap
+from softeval.analysis.evidence import Interval, absolute_gap_difference, choice_spread, paired_bootstrap
+from softeval.analysis.tables import Settings, swap_distance_table
 
 N = 60
 SETTINGS = Settings(final_step=8, first_step=0, bootstrap=300, seed=0)

@@ -49,7 +49,7 @@ def test_zoo_bytes_do_not_depend_on_the_cpu_capability_under_portable(tmp_path, 
 
 
 def test_manifest_lists_content_and_names_what_differs(tmp_path, capsys):
-    from softeval import manifest
+    from softeval.analysis import manifest
     from softeval.cli import main
 
     results = tmp_path / "results"
@@ -92,7 +92,7 @@ MANIFEST = Path(__file__).resolve().parents[1] / "config" / "manifests" / "defau
 def test_this_checkout_reproduces_the_published_manifest():
     """After `make reproduce` in the repository root, every listed file has the published bytes
     (`make verify` runs the same check through `softeval manifest --check`)."""
-    from softeval import manifest
+    from softeval.analysis import manifest
 
     comparison = manifest.compare(manifest.read(MANIFEST), manifest.build(Path.cwd() / "results"))
     assert comparison.ok, comparison.summary()

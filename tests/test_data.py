@@ -4,7 +4,7 @@ import json
 
 import pytest
 
-from softeval.data import load_split, prepare_task, task_examples
+from softeval.data.splits import load_split, prepare_task, task_examples
 from softeval.schema import InputError
 
 

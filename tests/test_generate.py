@@ -3,12 +3,12 @@ from __future__ import annotations
 import pytest
 import torch
 
-from softeval.corpus import tokenizer_corpus
-from softeval.data import task_examples
-from softeval.generate import generate_greedy
-from softeval.methods import build_prompts, few_shot_examples
-from softeval.tokenizer import train_tokenizer
-from softeval.zoo import build_model
+from softeval.data.splits import task_examples
+from softeval.engine.generate import generate_greedy
+from softeval.engine.methods import build_prompts, few_shot_examples
+from softeval.zoo.corpus import tokenizer_corpus
+from softeval.zoo.tokenizer import train_tokenizer
+from softeval.zoo.training import build_model
 
 
 @pytest.fixture(scope="module")

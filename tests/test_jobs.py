@@ -8,8 +8,9 @@ import pytest
 import torch
 from peft import PeftConfig
 
-from softeval.chunks import parts_dir
-from softeval.data import prepare_task
+from softeval.data.splits import prepare_task
+from softeval.engine.chunks import parts_dir
+from softeval.engine.softprompt import TuneConfig, load_prompt
 from softeval.jobs import generate as generate_job
 from softeval.jobs.common import meta_path
 from softeval.jobs.evaluate import MethodOutputs, run_evaluate
@@ -18,7 +19,6 @@ from softeval.jobs.judge import run_judge
 from softeval.jobs.loglik import run_loglik
 from softeval.jobs.tune import run_tune
 from softeval.schema import InputError
-from softeval.softprompt import TuneConfig, load_prompt
 
 SETTINGS = {"few_shot_k": 3, "seed": 0, "max_new_tokens": 6, "batch_size": 4, "chunk_size": 5}
 CONFIG = TuneConfig(steps=4, batch_size=4, snapshots=(0, 2, 4))

@@ -2,8 +2,8 @@ from __future__ import annotations
 
 import pytest
 
-from softeval.answers import mentions
-from softeval.judge import RuleJudge
+from softeval.data.answers import mentions
+from softeval.judges.rule import RuleJudge
 from tests.conftest import CHOICE
 
 YEAR = {"id": "n", "question": "In what year was Vorlakia founded?", "answer": "1432"}

@@ -6,8 +6,8 @@ import json
 
 import pytest
 
-from softeval.judge import RuleJudge
-from softeval.judge_validation import cohen_kappa, load_validation, validate_judge, validation_tasks
+from softeval.judges.rule import RuleJudge
+from softeval.judges.validation import cohen_kappa, load_validation, validate_judge, validation_tasks
 from softeval.schema import InputError
 from tests.conftest import ROOT, TASK_DIR
 

@@ -7,10 +7,10 @@ import json
 import pytest
 import torch
 
-from softeval.data import prepare_task
+from softeval.data.splits import prepare_task
 from softeval.jobs.judge import make_judge, run_judge
-from softeval.judge_validation import load_validation, validate_judge, validation_tasks
-from softeval.llm_judge import CascadeJudge, HFJudge, JudgePrompts, VerdictCache
+from softeval.judges.local_lm import CascadeJudge, HFJudge, JudgePrompts, VerdictCache
+from softeval.judges.validation import load_validation, validate_judge, validation_tasks
 from softeval.schema import InputError
 from tests.conftest import NUMERIC, ROOT, TASK_DIR
 

@@ -3,12 +3,12 @@ from __future__ import annotations
 import pytest
 import torch
 
-from softeval.corpus import tokenizer_corpus
-from softeval.data import task_examples
-from softeval.loglik import OptionScores, score_options
-from softeval.softprompt import insert_soft_prompt
-from softeval.tokenizer import train_tokenizer
-from softeval.zoo import build_model
+from softeval.data.splits import task_examples
+from softeval.engine.loglik import OptionScores, score_options
+from softeval.engine.softprompt import insert_soft_prompt
+from softeval.zoo.corpus import tokenizer_corpus
+from softeval.zoo.tokenizer import train_tokenizer
+from softeval.zoo.training import build_model
 
 
 @pytest.fixture(scope="module")

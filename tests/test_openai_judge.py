@@ -7,8 +7,8 @@ import logging
 import pytest
 
 from softeval.jobs.judge import make_judge
-from softeval.llm_judge import JudgePrompts, VerdictCache
-from softeval.openai_judge import JudgeUnavailable, OpenAIJudge
+from softeval.judges.local_lm import JudgePrompts, VerdictCache
+from softeval.judges.openai_compatible import JudgeUnavailable, OpenAIJudge
 from tests.conftest import NUMERIC, ROOT
 from tests.fake_openai import FakeServer
 

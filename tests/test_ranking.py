@@ -10,7 +10,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from softeval.ranking import (
+from softeval.analysis.ranking import (
     bootstrap_swap_distances,
     kemeny_consensus,
     kendall_tau_b,

@@ -19,16 +19,16 @@ import torch
 import yaml
 from safetensors import safe_open
 
-from softeval.answers import cut_at_stop
-from softeval.data import load_split, prepare_task
-from softeval.generate import generate_greedy, stop_token_ids
-from softeval.gguf import SOURCE_RECORD, convert_gguf, locate_gguf
-from softeval.loglik import score_options
-from softeval.methods import ChatWrap, build_prompts, response_target
-from softeval.models import ModelOptions, load_model, model_identity
-from softeval.softprompt import TuneConfig, answer_loss, export_peft, tune
-from softeval.tasks import load_task
-from softeval.tokenizer import encode_batch
+from softeval.data.answers import cut_at_stop
+from softeval.data.splits import load_split, prepare_task
+from softeval.data.tasks import load_task
+from softeval.engine.batching import encode_batch
+from softeval.engine.generate import generate_greedy, stop_token_ids
+from softeval.engine.gguf import SOURCE_RECORD, convert_gguf, locate_gguf
+from softeval.engine.loglik import score_options
+from softeval.engine.methods import ChatWrap, build_prompts, response_target
+from softeval.engine.models import ModelOptions, load_model, model_identity
+from softeval.engine.softprompt import TuneConfig, answer_loss, export_peft, tune
 from tests.conftest import ROOT
 from tests.test_loglik import reference_loglik
 

@@ -10,14 +10,14 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
-from softeval.aggregate import aggregate_scores, pilot_note
-from softeval.answers import cut_at_stop, mentions
-from softeval.data import load_split, pilot_sample, prepare_task
-from softeval.harness import INVALID, harness_filter, harness_scores
-from softeval.judge import RuleJudge
-from softeval.methods import build_prompts
+from softeval.analysis.aggregate import aggregate_scores, pilot_note
+from softeval.data.answers import cut_at_stop, mentions
+from softeval.data.splits import load_split, pilot_sample, prepare_task
+from softeval.data.tasks import load_task
+from softeval.engine.methods import build_prompts
+from softeval.judges.harness import INVALID, harness_filter, harness_scores
+from softeval.judges.rule import RuleJudge
 from softeval.schema import InputError
-from softeval.tasks import load_task
 
 ROOT = Path(__file__).resolve().parents[1]
 TASK_DIR = ROOT / "config" / "tasks"

@@ -11,15 +11,15 @@ import time
 import pytest
 import torch
 
-from softeval import gpu_slots
-from softeval.backoff import BatchSize, in_batches
 from softeval.config import check_config, load_config_file, model_options
-from softeval.generate import generate_greedy
-from softeval.methods import ChatWrap, build_prompts, response_target
-from softeval.models import ModelOptions, check_reference, load_model
-from softeval.random_model import CHATML, train_llama_style_tokenizer
+from softeval.engine import gpu_slots
+from softeval.engine.backoff import BatchSize, in_batches
+from softeval.engine.generate import generate_greedy
+from softeval.engine.methods import ChatWrap, build_prompts, response_target
+from softeval.engine.models import ModelOptions, check_reference, load_model
+from softeval.engine.softprompt import TuneConfig, tune
 from softeval.schema import InputError
-from softeval.softprompt import TuneConfig, tune
+from softeval.zoo.random_model import CHATML, train_llama_style_tokenizer
 from tests.conftest import NUMERIC, ROOT
 
 PAPER = load_config_file(ROOT / "config" / "paper.yaml")
@@ -145,7 +145,7 @@ def test_batches_back_off_on_out_of_memory_without_changing_results():
 
 
 def test_generation_backoff_gives_the_same_texts(tiny_model_dir, tasks, monkeypatch):
-    from softeval import generate as generation
+    from softeval.engine import generate as generation
 
     model, tokenizer = load_model(tiny_model_dir, 1)
     prompts = [
@@ -164,7 +164,7 @@ def test_generation_backoff_gives_the_same_texts(tiny_model_dir, tasks, monkeypa
 
 
 def test_tuning_backoff_accumulates_the_same_gradient(tiny_model_dir, tasks, monkeypatch):
-    from softeval import softprompt
+    from softeval.engine import softprompt
 
     task = tasks["world_numeric"]
     pairs = [
@@ -228,7 +228,8 @@ def test_a_killed_job_frees_its_gpu_slots(slots):
         [
             sys.executable,
             "-c",
-            "import sys, time; from softeval import gpu_slots; print(gpu_slots.acquire(2), flush=True); time.sleep(60)",
+            "import sys, time; from softeval.engine import gpu_slots; "
+            "print(gpu_slots.acquire(2), flush=True); time.sleep(60)",
         ],
         stdout=subprocess.PIPE,
         text=True,

@@ -7,10 +7,9 @@ import json
 import pytest
 import torch
 
-from softeval.corpus import tokenizer_corpus
-from softeval.data import task_examples
-from softeval.schema import InputError
-from softeval.softprompt import (
+from softeval.data.splits import task_examples
+from softeval.engine.batching import IGNORE, encode_batch
+from softeval.engine.softprompt import (
     TuneConfig,
     answer_loss,
     export_peft,
@@ -21,8 +20,10 @@ from softeval.softprompt import (
     save_prompt,
     tune,
 )
-from softeval.tokenizer import IGNORE, encode_batch, train_tokenizer
-from softeval.zoo import build_model
+from softeval.schema import InputError
+from softeval.zoo.corpus import tokenizer_corpus
+from softeval.zoo.tokenizer import train_tokenizer
+from softeval.zoo.training import build_model
 
 SMALL = TuneConfig(steps=6, batch_size=4, snapshots=(0, 3, 6))
 

@@ -5,9 +5,9 @@ import shutil
 import pytest
 import yaml
 
-from softeval.answers import normalize
+from softeval.data.answers import normalize
+from softeval.data.tasks import load_task
 from softeval.schema import InputError
-from softeval.tasks import load_task
 from tests.conftest import CHOICE, NUMERIC, TASK_DIR
 
 

@@ -11,8 +11,16 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
+from softeval.analysis.timings import (
+    UPSTREAM,
+    JobTime,
+    critical_path,
+    parse_path,
+    read_benchmark,
+    rule_rows,
+    write_timings,
+)
 from softeval.schema import InputError
-from softeval.timings import UPSTREAM, JobTime, critical_path, parse_path, read_benchmark, rule_rows, write_timings
 from tests.conftest import ROOT
 
 PATTERNS = {

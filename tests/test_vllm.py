@@ -10,9 +10,9 @@ vllm = pytest.importorskip("vllm")
 if not torch.cuda.is_available():
     pytest.skip("vLLM needs a GPU", allow_module_level=True)
 
-from softeval.generate import generate_greedy, stop_token_ids  # noqa: E402
-from softeval.models import ModelOptions, load_model  # noqa: E402
-from softeval.vllm_backend import VLLMModel  # noqa: E402
+from softeval.engine.generate import generate_greedy, stop_token_ids  # noqa: E402
+from softeval.engine.models import ModelOptions, load_model  # noqa: E402
+from softeval.engine.vllm_backend import VLLMModel  # noqa: E402
 from tests.conftest import NUMERIC  # noqa: E402
 
 

@@ -5,8 +5,8 @@ from __future__ import annotations
 import hashlib
 import os
 
-from softeval import weights
-from softeval.weights import weights_digest
+from softeval.engine import weights
+from softeval.engine.weights import weights_digest
 
 
 def test_the_digest_is_the_weights_bytes_in_order_and_comes_from_the_cache(tmp_path, monkeypatch):

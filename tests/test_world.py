@@ -2,7 +2,7 @@ from __future__ import annotations
 
 from collections import Counter
 
-from softeval.world import RELATIONS, World, coverage_order, generate_world
+from softeval.data.world import RELATIONS, World, coverage_order, generate_world
 
 
 def test_same_seed_gives_identical_world_file(tmp_path):

@@ -9,14 +9,15 @@ import pytest
 import torch
 from transformers import AutoModelForCausalLM, AutoTokenizer
 
-from softeval.corpus import CorpusStyle, PretrainCorpus, Recipe, exposure_document, tokenizer_corpus
-from softeval.data import prepare_task
-from softeval.generate import cut_at_stop
-from softeval.probe import probe_model, starts_with_value
-from softeval.report import add_ranks, zoo_table
-from softeval.tokenizer import IGNORE, save_tokenizer, train_tokenizer
-from softeval.world import RELATIONS, unknown_entity
-from softeval.zoo import lr_at, posttrain, pretrain, sft_batches
+from softeval.data.splits import prepare_task
+from softeval.data.world import RELATIONS, unknown_entity
+from softeval.engine.batching import IGNORE
+from softeval.engine.generate import cut_at_stop
+from softeval.zoo.corpus import CorpusStyle, PretrainCorpus, Recipe, exposure_document, tokenizer_corpus
+from softeval.zoo.probe import probe_model, starts_with_value
+from softeval.zoo.table import add_ranks, zoo_table
+from softeval.zoo.tokenizer import save_tokenizer, train_tokenizer
+from softeval.zoo.training import lr_at, posttrain, pretrain, sft_batches
 
 SIZE = {"arch": "llama", "layers": 1, "width": 32, "heads": 2}
 HYPER = {"steps": 6, "batch_size": 4, "seq_len": 32, "lr": 0.005, "warmup_steps": 2}

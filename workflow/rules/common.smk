@@ -20,10 +20,10 @@ from softeval.config import (
     task_dir,
     workdir_relative,
 )
-from softeval.gguf import locate_gguf
-from softeval.judge_validation import load_validation
-from softeval.methods import unit_name
-from softeval.tasks import load_task
+from softeval.engine.gguf import locate_gguf
+from softeval.judges.validation import load_validation
+from softeval.engine.methods import unit_name
+from softeval.data.tasks import load_task
 from softeval.schema import InputError
 
 ROOT = Path(workflow.basedir)

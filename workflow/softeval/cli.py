@@ -18,7 +18,7 @@ from softeval.schema import InputError
 
 
 def _tasks(task_dir: str, names: list[str]) -> list[Any]:
-    from softeval.tasks import load_task
+    from softeval.data.tasks import load_task
 
     return [load_task(task_dir, name) for name in names]
 
@@ -35,14 +35,14 @@ def cmd_check_config(args: argparse.Namespace) -> None:
 
 
 def cmd_world(args: argparse.Namespace) -> None:
-    from softeval.world import generate_world
+    from softeval.data.world import generate_world
 
     params = args.params
     generate_world(params["n_entities"], params["test_fraction"], params["seed"]).save(Path(args.out))
 
 
 def cmd_prepare(args: argparse.Namespace) -> None:
-    from softeval.data import prepare_task
+    from softeval.data.splits import prepare_task
 
     (task,) = _tasks(args.task_dir, [args.task])
     world = Path(args.world) if args.world else None
@@ -51,7 +51,7 @@ def cmd_prepare(args: argparse.Namespace) -> None:
 
 
 def cmd_convert_gguf(args: argparse.Namespace) -> None:
-    from softeval.gguf import convert_gguf, locate_gguf
+    from softeval.engine.gguf import convert_gguf, locate_gguf
 
     try:
         spec = json.loads(args.gguf) if args.gguf.lstrip().startswith("{") else {"path": args.gguf}
@@ -62,21 +62,21 @@ def cmd_convert_gguf(args: argparse.Namespace) -> None:
 
 
 def cmd_random_tokenizer(args: argparse.Namespace) -> None:
-    from softeval.random_model import task_texts, train_llama_style_tokenizer
-    from softeval.tokenizer import save_tokenizer
+    from softeval.zoo.random_model import task_texts, train_llama_style_tokenizer
+    from softeval.zoo.tokenizer import save_tokenizer
 
     tokenizer = train_llama_style_tokenizer(task_texts(Path(p) for p in args.data), args.vocab_size, args.seed)
     save_tokenizer(tokenizer, Path(args.out))
 
 
 def cmd_random_model(args: argparse.Namespace) -> None:
-    from softeval.random_model import build_random_model
+    from softeval.zoo.random_model import build_random_model
 
     build_random_model(args.params, Path(args.tokenizer), Path(args.out), args.role, args.chat_template)
 
 
 def cmd_mirror(args: argparse.Namespace) -> None:
-    from softeval.sources import write_mirror
+    from softeval.data.sources import write_mirror
 
     for task in _tasks(args.task_dir, args.task):
         record = write_mirror(task, Path(args.out))
@@ -85,9 +85,9 @@ def cmd_mirror(args: argparse.Namespace) -> None:
 
 
 def cmd_tokenizer(args: argparse.Namespace) -> None:
-    from softeval.corpus import tokenizer_corpus
-    from softeval.tokenizer import save_tokenizer, train_tokenizer
-    from softeval.world import World
+    from softeval.data.world import World
+    from softeval.zoo.corpus import tokenizer_corpus
+    from softeval.zoo.tokenizer import save_tokenizer, train_tokenizer
 
     params = args.params
     texts = tokenizer_corpus(World.load(Path(args.world)), _tasks(args.task_dir, args.tasks))
@@ -95,9 +95,9 @@ def cmd_tokenizer(args: argparse.Namespace) -> None:
 
 
 def cmd_pretrain(args: argparse.Namespace) -> None:
-    from softeval.corpus import CorpusStyle, Recipe
     from softeval.io import check_slug
-    from softeval.zoo import pretrain
+    from softeval.zoo.corpus import CorpusStyle, Recipe
+    from softeval.zoo.training import pretrain
 
     check_slug(args.name, "model")
     params = args.params
@@ -118,7 +118,7 @@ def cmd_pretrain(args: argparse.Namespace) -> None:
 
 def cmd_posttrain(args: argparse.Namespace) -> None:
     from softeval.io import check_slug
-    from softeval.zoo import posttrain
+    from softeval.zoo.training import posttrain
 
     check_slug(args.name, "model")
     params = args.params
@@ -135,7 +135,7 @@ def cmd_posttrain(args: argparse.Namespace) -> None:
 
 
 def _model_options(args: argparse.Namespace) -> Any:
-    from softeval.models import ModelOptions
+    from softeval.engine.models import ModelOptions
 
     try:
         return ModelOptions.from_dict(args.model_options)
@@ -144,7 +144,7 @@ def _model_options(args: argparse.Namespace) -> Any:
 
 
 def cmd_probe(args: argparse.Namespace) -> None:
-    from softeval.probe import probe_model
+    from softeval.zoo.probe import probe_model
 
     params = args.params
     probe_model(
@@ -161,21 +161,21 @@ def cmd_probe(args: argparse.Namespace) -> None:
 
 
 def cmd_zoo_report(args: argparse.Namespace) -> None:
-    from softeval.report import write_table, zoo_table
+    from softeval.zoo.table import write_table, zoo_table
 
     models = args.params["models"]
     write_table(zoo_table(models, Path(args.probes)), Path(args.out_csv), Path(args.out_md))
 
 
 def _task(args: argparse.Namespace) -> Any:
-    from softeval.tasks import load_task
+    from softeval.data.tasks import load_task
 
     return load_task(args.task_dir, args.task)
 
 
 def cmd_tune(args: argparse.Namespace) -> None:
+    from softeval.engine.softprompt import TuneConfig
     from softeval.jobs.tune import run_tune
-    from softeval.softprompt import TuneConfig
 
     params = args.params
     check_job_params("tune", params)
@@ -288,9 +288,9 @@ def cmd_judge(args: argparse.Namespace) -> None:
 def cmd_judge_validate(args: argparse.Namespace) -> None:
     import pandas as pd
 
+    from softeval.analysis.publish import write_table
     from softeval.jobs.judge import make_judge
-    from softeval.judge_validation import LABELS, load_validation, validate_judge, validation_tasks
-    from softeval.publish import write_table
+    from softeval.judges.validation import LABELS, load_validation, validate_judge, validation_tasks
 
     rows = load_validation(Path(args.validation))
     summary = validate_judge(make_judge(args.params), validation_tasks(rows, args.task_dir), rows)
@@ -309,7 +309,7 @@ def cmd_judge_validate(args: argparse.Namespace) -> None:
 
 
 def cmd_aggregate(args: argparse.Namespace) -> None:
-    from softeval.aggregate import aggregate_scores, write_summary
+    from softeval.analysis.aggregate import aggregate_scores, write_summary
 
     params = args.params
     totals = {}
@@ -361,14 +361,14 @@ def cmd_claims(args: argparse.Namespace) -> None:
 
 
 def cmd_timings(args: argparse.Namespace) -> None:
-    from softeval.timings import write_timings
+    from softeval.analysis.timings import write_timings
 
     patterns = {str(k): str(v) for k, v in args.patterns.items()}
     write_timings([Path(p) for p in args.benchmarks], patterns, Path(args.out_csv), Path(args.out_md))
 
 
 def cmd_manifest(args: argparse.Namespace) -> None:
-    from softeval import manifest
+    from softeval.analysis import manifest
 
     actual = manifest.build(Path(args.results))
     if args.write:
@@ -385,7 +385,7 @@ def cmd_manifest(args: argparse.Namespace) -> None:
 
 
 def cmd_review(args: argparse.Namespace) -> None:
-    from softeval.review import FILTERS, format_example, list_units, unit_examples
+    from softeval.analysis.review import FILTERS, format_example, list_units, unit_examples
 
     results = Path(args.results)
     which = next((name for name in FILTERS if getattr(args, name.replace("-", "_"), False)), "all")
@@ -636,7 +636,7 @@ def main(argv: list[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
     try:
         if getattr(args, "gpus", 0):
-            from softeval.gpu_slots import acquire
+            from softeval.engine.gpu_slots import acquire
 
             acquire(args.gpus)  # before anything touches CUDA
         args.func(args)

@@ -7,9 +7,9 @@ from typing import Any
 
 import yaml
 
+from softeval.data.tasks import load_task
 from softeval.io import read_utf8
 from softeval.schema import InputError, fill_defaults, load_schema, validate
-from softeval.tasks import load_task
 
 DOCS = "config/README.md"
 
@@ -87,7 +87,7 @@ def check_config(config: dict[str, Any], source: str, workflow_root: Path) -> di
             )
     for index, model in enumerate(config["models"]):
         if "gguf" in model:
-            from softeval.gguf import locate_gguf
+            from softeval.engine.gguf import locate_gguf
 
             try:
                 locate_gguf(model["gguf"], workflow_root)
@@ -119,7 +119,7 @@ def model_kind(model: dict[str, Any]) -> str:
 
 
 def model_options(model: dict[str, Any], role: str) -> dict[str, Any]:
-    """How a job loads this model in this role (softeval.models.ModelOptions fields)."""
+    """How a job loads this model in this role (softeval.engine.models.ModelOptions fields)."""
     entry = model.get(role) or {}
     kind = model_kind(model)
     return {

@@ -11,14 +11,14 @@ from typing import Any
 
 from tqdm import tqdm
 
-from softeval.chunks import write_in_chunks
-from softeval.data import load_split
+from softeval.data.splits import load_split
+from softeval.data.tasks import Task
+from softeval.engine.chunks import write_in_chunks
+from softeval.engine.methods import ChatWrap, MethodPrompts, build_prompts, few_shot_examples
+from softeval.engine.models import ModelOptions, load_model, model_identity
+from softeval.engine.softprompt import load_prompt
 from softeval.io import atomic_write_json
-from softeval.methods import ChatWrap, MethodPrompts, build_prompts, few_shot_examples
-from softeval.models import ModelOptions, load_model, model_identity
 from softeval.provenance import provenance
-from softeval.softprompt import load_prompt
-from softeval.tasks import Task
 
 
 @dataclass(frozen=True)
@@ -148,7 +148,7 @@ def write_method_outputs(
                 out, items, produce, fingerprint, settings["chunk_size"], on_chunk=advance, on_reused=resume
             )
         cut = sum('"prompt_truncated"' in line for line in Path(out).read_text(encoding="utf-8").splitlines())
-        if cut:  # softeval.context: kept the end of each over-long prompt
+        if cut:  # softeval.engine.context: kept the end of each over-long prompt
             print(
                 f"warning: {out}: {cut} of {len(items)} prompts were longer than the model's context and lost their "
                 "first tokens (their rows have prompt_truncated)",

@@ -12,7 +12,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from softeval.backoff import free_memory
+from softeval.data.tasks import Task
+from softeval.engine.backoff import free_memory
+from softeval.engine.models import ModelOptions
 from softeval.jobs.common import (
     LoadedModel,
     forget_provenance,
@@ -23,9 +25,7 @@ from softeval.jobs.common import (
 )
 from softeval.jobs.generate import generation_loader, generation_rows, uses_vllm
 from softeval.jobs.loglik import option_rows
-from softeval.models import ModelOptions
 from softeval.schema import InputError
-from softeval.tasks import Task
 
 
 @dataclass(frozen=True)

@@ -6,19 +6,19 @@ import math
 from pathlib import Path
 from typing import Any
 
-from softeval.data import load_split
-from softeval.generate import generate_greedy, stop_token_ids
+from softeval.data.splits import load_split
+from softeval.data.tasks import TRAIN_MAX, Task
+from softeval.engine.generate import generate_greedy, stop_token_ids
+from softeval.engine.methods import ChatWrap, response_target
+from softeval.engine.models import ModelOptions
 from softeval.jobs.common import Loader, RowMaker, Unit, load_job_model, run_method_job
-from softeval.methods import ChatWrap, response_target
-from softeval.models import ModelOptions
-from softeval.tasks import TRAIN_MAX, Task
 
 
 def load_vllm_model(settings: dict[str, Any]) -> Any:
     """The loader of the vLLM backend: an engine instead of a Hugging Face model."""
 
     def load(ref: str, options: ModelOptions, threads: int) -> tuple[Any, Any, ChatWrap | None]:
-        from softeval.vllm_backend import VLLMModel
+        from softeval.engine.vllm_backend import VLLMModel
 
         model = VLLMModel(ref, options, settings.get("vllm"))
         chat = ChatWrap.from_tokenizer(model.tokenizer) if options.chat_template else None

@@ -3,7 +3,7 @@
 Open tasks take all three verdicts from the judge. Closed tasks take knowledge from the
 option log-likelihoods (the likeliest option is the gold one) and format/strict from the
 judge; the judge's "gold mentioned" verdict is kept beside it. Tasks that name
-lm-evaluation-harness's scores (softeval.harness) get them per example too ("lm_eval").
+lm-evaluation-harness's scores (softeval.judges.harness) get them per example too ("lm_eval").
 """
 
 from __future__ import annotations
@@ -11,12 +11,12 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from softeval.data import load_split
-from softeval.harness import harness_scores
+from softeval.data.splits import load_split
+from softeval.data.tasks import Task
 from softeval.io import atomic_write_jsonl, read_jsonl
-from softeval.judge import Judge, RuleJudge
+from softeval.judges.harness import harness_scores
+from softeval.judges.rule import Judge, RuleJudge
 from softeval.schema import InputError
-from softeval.tasks import Task
 
 JUDGES = ("rule", "hf", "openai")
 DEFAULT_PROMPTS = Path(__file__).resolve().parents[3] / "config" / "judges" / "default.yaml"
@@ -31,7 +31,7 @@ def make_judge(spec: dict[str, Any] | str, threads: int = 1) -> Judge:
         return RuleJudge()
     if name not in ("hf", "openai"):
         raise InputError(f"unknown judge {name!r}; use one of {', '.join(JUDGES)} (config key evaluation.judge.name)")
-    from softeval.llm_judge import CascadeJudge, JudgePrompts, VerdictCache
+    from softeval.judges.local_lm import CascadeJudge, JudgePrompts, VerdictCache
 
     spec = {"prompts": str(DEFAULT_PROMPTS), "cache": "results/judge_cache.sqlite", **spec}
     required = ("model",) if name == "hf" else ("base_url", "model")
@@ -40,13 +40,13 @@ def make_judge(spec: dict[str, Any] | str, threads: int = 1) -> Judge:
         raise InputError(f"judge {name!r} needs evaluation.judge.{missing[0]}")
     prompts, cache = JudgePrompts.load(spec["prompts"]), VerdictCache(spec["cache"])
     if name == "hf":
-        from softeval.llm_judge import HFJudge
-        from softeval.models import load_model
+        from softeval.engine.models import load_model
+        from softeval.judges.local_lm import HFJudge
 
         model, tokenizer = load_model(spec["model"], threads)
         backend = HFJudge(model, tokenizer, spec["model"], prompts, cache, spec.get("batch_size", 16))
     else:
-        from softeval.openai_judge import OpenAIJudge
+        from softeval.judges.openai_compatible import OpenAIJudge
 
         backend = OpenAIJudge(
             base_url=spec["base_url"],

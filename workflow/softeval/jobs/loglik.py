@@ -4,10 +4,10 @@ from __future__ import annotations
 
 from typing import Any
 
+from softeval.data.tasks import Task
+from softeval.engine.loglik import score_options
 from softeval.jobs.common import RowMaker, Unit, run_method_job
-from softeval.loglik import score_options
 from softeval.schema import InputError
-from softeval.tasks import Task
 
 
 def option_rows(settings: dict[str, Any], task: Task) -> RowMaker:

@@ -8,9 +8,11 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from softeval import figures
-from softeval.aggregate import load_summary, pilot_note
-from softeval.analysis import (
+from softeval.analysis import figures
+from softeval.analysis.aggregate import load_summary, pilot_note
+from softeval.analysis.claims import Inputs, check_claims, write_claims
+from softeval.analysis.publish import write_table
+from softeval.analysis.tables import (
     BASELINES,
     Settings,
     consensus_table,
@@ -18,12 +20,10 @@ from softeval.analysis import (
     score_gap_table,
     swap_distance_table,
 )
-from softeval.claims import Inputs, check_claims, write_claims
+from softeval.analysis.unit_checks import summary_line, unit_checks
+from softeval.engine.methods import unit_name
 from softeval.io import read_jsonl
-from softeval.methods import unit_name
-from softeval.publish import write_table
 from softeval.schema import InputError
-from softeval.unit_checks import summary_line, unit_checks
 
 SWAP_BEST = {
     "distance": "min",

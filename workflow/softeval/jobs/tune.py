@@ -9,14 +9,14 @@ import time
 from pathlib import Path
 from typing import Any
 
-from softeval.data import load_split
+from softeval.data.splits import load_split
+from softeval.data.tasks import Task
+from softeval.engine.methods import ChatWrap, build_prompts, response_target
+from softeval.engine.models import ModelOptions, model_identity
+from softeval.engine.softprompt import TuneConfig, export_peft, lr_factor, save_prompt, tune
 from softeval.io import atomic_write_json, atomic_write_text
 from softeval.jobs.common import load_job_model
-from softeval.methods import ChatWrap, build_prompts, response_target
-from softeval.models import ModelOptions, model_identity
 from softeval.provenance import provenance
-from softeval.softprompt import TuneConfig, export_peft, lr_factor, save_prompt, tune
-from softeval.tasks import Task
 
 
 def chat_record(tokenizer: Any, chat: ChatWrap) -> dict[str, str]:

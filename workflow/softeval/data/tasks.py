@@ -1,0 +1,237 @@
+"""Tasks are data: one YAML file per benchmark, validated, rendered into prompts and targets.
+
+An example is a dict with at least: id, question, answer; closed tasks add options (list of
+option texts) and label (index of the gold option); reasoning benchmarks add solution (the
+dataset's worked solution, which their target is).
+"""
+
+from __future__ import annotations
+
+import re
+import string
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from softeval.data.answers import last_boxed, same_answer
+from softeval.data.world import RELATIONS
+from softeval.io import check_slug, read_utf8
+from softeval.schema import InputError, validate
+
+DOCS = "config/README.md#task-files"
+LETTERS = string.ascii_uppercase
+LAST_BOXED = "last_boxed"  # answer.extract: the last balanced \\boxed{} (braces nest: no regex can)
+TRAIN_MAX = "train_max"  # prompt.max_new_tokens: fit the longest train target (worked solutions)
+TARGET_FIELDS = ("answer", "letter", "solution")
+
+
+@dataclass(frozen=True)
+class Task:
+    """One benchmark: how to ask, what a formatted answer looks like, how to extract it."""
+
+    name: str
+    version: int
+    kind: str
+    description: str
+    dataset: dict[str, Any]
+    instruction: str
+    query_template: str
+    target_template: str
+    stop: tuple[str, ...]
+    max_new_tokens: int | str | None  # tokens, or TRAIN_MAX (resolved per tokenizer by the generate job)
+    format_description: str
+    format_pattern: re.Pattern[str] | None
+    extract_pattern: re.Pattern[str] | None  # None: the last balanced \\boxed{} (answer.extract: last_boxed)
+    answer_type: str
+    harness: tuple[dict[str, Any], ...] = ()  # lm-evaluation-harness's scores (softeval.judges.harness)
+
+    @property
+    def closed(self) -> bool:
+        return self.kind == "closed"
+
+    def options_block(self, example: dict[str, Any]) -> str:
+        return "\n".join(f"{LETTERS[i]}. {text}" for i, text in enumerate(example.get("options") or []))
+
+    def query(self, example: dict[str, Any]) -> str:
+        """One question in the task's layout, ending where the answer starts."""
+        return self.query_template.format(question=example["question"], options=self.options_block(example))
+
+    def prompt(self, example: dict[str, Any]) -> str:
+        """The zero-shot prompt: the written instruction, then the question."""
+        return f"{self.instruction}\n\n{self.query(example)}"
+
+    def target(self, example: dict[str, Any]) -> str:
+        """The expected response, exactly as a formatted answer is written (with its leading space)."""
+        letter = LETTERS[example["label"]] if self.closed else ""
+        return self.target_template.format(answer=example["answer"], letter=letter, solution=example.get("solution"))
+
+    def option_target(self, example: dict[str, Any], k: int) -> str:
+        """Closed tasks: option `k` written as the expected response (" B. <text>")."""
+        return self.target_template.format(answer=example["options"][k], letter=LETTERS[k], solution=None)
+
+    def option_responses(self, example: dict[str, Any]) -> list[str]:
+        """Closed tasks: every listed option written as a response ("B. <text>")."""
+        return [self.option_target(example, k).strip() for k in range(len(example["options"]))]
+
+    def is_formatted(self, response: str, example: dict[str, Any]) -> bool:
+        """Format accuracy: is the response in the expected format, right or wrong?"""
+        response = response.strip()
+        if self.closed:
+            return response in self.option_responses(example)
+        assert self.format_pattern is not None
+        return self.format_pattern.fullmatch(response) is not None
+
+    def extract(self, response: str) -> str | None:
+        """The final answer of a formatted response: the pattern's last match (a worked
+        solution may quote intermediate results in the same form before its final line)."""
+        if self.extract_pattern is None:
+            return last_boxed(response)
+        matches = list(self.extract_pattern.finditer(response.strip()))
+        return matches[-1].group(1) if matches else None
+
+    def is_strictly_correct(self, response: str, example: dict[str, Any]) -> bool:
+        """The usual benchmark score: in format and the extracted answer equals the gold."""
+        if not self.is_formatted(response, example):
+            return False
+        if self.closed:
+            return response.strip() == self.option_responses(example)[example["label"]]
+        extracted = self.extract(response)
+        return extracted is not None and any(
+            same_answer(extracted, gold, self.answer_type) for gold in gold_answers(example)
+        )
+
+
+def gold_answers(example: dict[str, Any]) -> list[str]:
+    """The gold answer and its accepted aliases (TriviaQA aliases, every NQ answer)."""
+    return [str(example["answer"]), *(str(a) for a in example.get("aliases") or [])]
+
+
+def load_task(task_dir: Path | str, name: str) -> Task:
+    """Load and check config/tasks/<name>.yaml; every problem is one InputError line."""
+    path = Path(task_dir) / f"{check_slug(name, 'task')}.yaml"
+    if not path.is_file():
+        known = sorted(p.stem for p in Path(task_dir).glob("*.yaml"))
+        raise InputError(
+            f"{path}: task file not found for task {name!r}; available: {', '.join(known) or 'none'} "
+            "(fix the name under 'tasks' in the config or add the file)"
+        )
+    try:
+        data = yaml.safe_load(read_utf8(path))
+    except yaml.YAMLError as err:
+        raise InputError(f"{path}: not valid YAML ({str(err).splitlines()[0]}); fix the syntax") from None
+    validate(data, "task", str(path), DOCS)
+    return _build(data, path)
+
+
+def _build(data: dict[str, Any], path: Path) -> Task:
+    def fail(key: str, problem: str) -> InputError:
+        return InputError(f"{path}: field '{key}' {problem} (see {DOCS})")
+
+    if data["name"] != path.stem:
+        raise fail("name", f"is {data['name']!r} but the file is {path.name}; make them equal")
+    dataset = data["dataset"]
+    closed = data["kind"] == "closed"
+    if dataset["source"] == "world":
+        _check_world_dataset(dataset, closed, fail)
+    else:
+        _check_dataset_fields(dataset["fields"], closed, fail)
+    if dataset["source"] == "local":
+        dataset["files"] = _local_files(dataset["files"], path.parent, fail)
+    query = data["prompt"]["query"]
+    if "{question}" not in query:
+        raise fail("prompt.query", "must contain {question}")
+    if closed:
+        if "{options}" not in query:
+            raise fail("prompt.query", "must contain {options} for a closed task")
+        pattern = None
+    else:
+        if "pattern" not in data["format"]:
+            raise fail("format.pattern", "is missing; open tasks need the regular expression of a formatted answer")
+        pattern = _compile(data["format"]["pattern"], "format.pattern", fail)
+    for index, metric in enumerate(data.get("harness", [])):
+        patterns = {"regex": metric.get("regex")}
+        patterns |= {f"regexes_to_ignore[{i}]": r for i, r in enumerate(metric.get("regexes_to_ignore", []))}
+        for key, regex in patterns.items():
+            if regex is not None:
+                _compile(regex, f"harness[{index}].{key}", fail)
+    extract = None
+    if data["answer"]["extract"] != LAST_BOXED:
+        extract = _compile(data["answer"]["extract"], "answer.extract", fail)
+        if extract.groups < 1:
+            raise fail("answer.extract", "needs one capturing group around the answer")
+    _check_template(data["prompt"]["target"], "prompt.target", TARGET_FIELDS, fail)
+    _check_template(query, "prompt.query", ("question", "options"), fail)
+    if "{solution}" in data["prompt"]["target"] and "solution" not in dataset.get("fields", {}):
+        raise fail("prompt.target", "uses {solution} but dataset.fields.solution names no column of worked solutions")
+    return Task(
+        name=data["name"],
+        version=data["version"],
+        kind=data["kind"],
+        description=data["description"],
+        dataset=dataset,
+        instruction=data["prompt"]["instruction"],
+        query_template=query,
+        target_template=data["prompt"]["target"],
+        stop=tuple(data["prompt"].get("stop", ["\n"])),
+        max_new_tokens=data["prompt"].get("max_new_tokens"),
+        format_description=data["format"]["description"],
+        format_pattern=pattern,
+        extract_pattern=extract,
+        answer_type=data["answer"]["type"],
+        harness=tuple(data.get("harness", [])),
+    )
+
+
+def _check_template(template: str, key: str, fields: tuple[str, ...], fail: Any) -> None:
+    """A misspelt template field (say {entty} for {entity}) stops at load, not with a KeyError mid-run."""
+    try:
+        template.format(**dict.fromkeys(fields, "x"))
+    except (KeyError, IndexError, ValueError) as err:
+        allowed = ", ".join(f"{{{name}}}" for name in fields)
+        raise fail(
+            key, f"is not a valid template ({type(err).__name__}: {err}); use {allowed} only (write {{{{ for a brace)"
+        ) from None
+
+
+def _check_world_dataset(dataset: dict[str, Any], closed: bool, fail: Any) -> None:
+    _check_template(dataset["question"], "dataset.question", ("entity",), fail)
+    if "exposure" in dataset:
+        _check_template(dataset["exposure"]["question"], "dataset.exposure.question", ("entity",), fail)
+    named = {"dataset.relation": dataset["relation"]}
+    if "exposure" in dataset:
+        named["dataset.exposure.relation"] = dataset["exposure"]["relation"]
+    for key, relation in named.items():
+        if relation not in RELATIONS:
+            raise fail(key, f"names unknown relation {relation!r}; use one of {', '.join(RELATIONS)}")
+    if closed and "n_options" not in dataset:
+        raise fail("dataset.n_options", "is missing; closed tasks need the number of options")
+
+
+def _check_dataset_fields(fields: dict[str, Any], closed: bool, fail: Any) -> None:
+    needed = ("options", "label") if closed else ("answer",)
+    for name in needed:
+        if name not in fields:
+            kind = "closed" if closed else "open"
+            raise fail(f"dataset.fields.{name}", f"is missing; {kind} tasks read it from the dataset")
+
+
+def _local_files(files: dict[str, str], folder: Path, fail: Any) -> dict[str, str]:
+    """A local task's split files, relative to the task file's folder unless absolute; each must exist."""
+    resolved = {}
+    for role, name in files.items():
+        file = Path(name) if Path(name).is_absolute() else folder / name
+        if not file.is_file():
+            raise fail(
+                f"dataset.files.{role}", f"names {file}, which does not exist; fix the path (relative to {folder})"
+            )
+        resolved[role] = str(file)
+    return resolved
+
+
+def _compile(pattern: str, key: str, fail: Any) -> re.Pattern[str]:
+    try:
+        return re.compile(pattern)
+    except re.error as err:
+        raise fail(key, f"is not a valid regular expression ({err})") from None

@@ -1,0 +1,235 @@
+"""Greedy generation with an optional soft prompt, batched with left padding.
+
+The soft prompt sits right before each row's query (after its padding) and positions follow
+the attention mask, so a row's output does not depend on what it is batched with. A row
+that stops (EOS, a stop string, or the token limit) leaves the batch and its KV cache rows
+are dropped: finished rows cost nothing.
+"""
+
+from __future__ import annotations
+
+import copy
+from collections.abc import Sequence
+from dataclasses import dataclass, replace
+from typing import Any
+
+import torch
+
+from softeval.data.answers import cut_at_stop
+from softeval.engine.backoff import BatchSize, in_batches
+from softeval.engine.context import keep_last, prompt_limit
+from softeval.engine.models import input_device
+from softeval.engine.softprompt import insert_soft_prompt
+
+
+@dataclass(frozen=True)
+class Generation:
+    text: str
+    stop_reason: str  # "eos" | "stop" | "length"
+    prompt_tokens: int
+    new_tokens: int
+    truncated: int = 0  # prompt tokens cut from the left to fit the context (softeval.engine.context)
+
+
+@torch.no_grad()
+def generate_greedy(
+    model: Any,
+    tokenizer: Any,
+    prompts: Sequence[str],
+    vectors: torch.Tensor | None = None,
+    stops: Sequence[str] = ("\n",),
+    max_new_tokens: int = 32,
+    batch_size: int | BatchSize = 16,
+    use_cache: bool = True,
+    shared_prefix: str | None = None,
+) -> list[Generation]:
+    """Greedy continuations of `prompts`, cut at the first stop string.
+
+    With `shared_prefix` (text every prompt starts with) and the KV cache on, the prefix and
+    the soft prompt before it are encoded once and their cache is reused for every batch.
+    """
+    if max_new_tokens < 1:
+        raise ValueError("max_new_tokens must be at least 1")
+    limit = prompt_limit(model, 0 if vectors is None else vectors.shape[0], max_new_tokens)
+    kept = [keep_last(tokenizer(prompt)["input_ids"], limit) for prompt in prompts]
+    rows = [ids for ids, _ in kept]
+    prefix = encode_prefix(model, tokenizer, rows, vectors, shared_prefix) if use_cache and shared_prefix else None
+    eos_ids = stop_token_ids(model, tokenizer)
+
+    def run(chunk: Sequence[list[int]]) -> list[Generation]:
+        return _generate_chunk(
+            model, tokenizer, list(chunk), vectors, prefix, stops, max_new_tokens, use_cache, eos_ids
+        )
+
+    generations = in_batches(rows, batch_size, run, "generate")
+    return [replace(g, truncated=cut) if cut else g for g, (_, cut) in zip(generations, kept, strict=True)]
+
+
+def stop_token_ids(model: Any, tokenizer: Any) -> set[int]:
+    """EOS and the end-of-turn ids a chat model's generation config lists (Llama 3's <|eot_id|>)."""
+    ids = {tokenizer.eos_token_id}
+    configured = getattr(getattr(model, "generation_config", None), "eos_token_id", None)
+    ids |= set(configured) if isinstance(configured, list) else {configured}
+    return {i for i in ids if i is not None}
+
+
+@dataclass
+class Prefix:
+    """The KV cache of [soft prompt, shared prefix tokens] for one row, and its length."""
+
+    n_tokens: int  # text tokens of the prefix
+    length: int  # cache positions (soft prompt + text tokens)
+    cache: Any
+
+
+def encode_prefix(
+    model: Any, tokenizer: Any, rows: list[list[int]], vectors: torch.Tensor | None, text: str
+) -> Prefix | None:
+    """Encode the shared prefix once; None when some prompt does not tokenise with it as a prefix."""
+    ids = tokenizer(text)["input_ids"]
+    if not ids or any(len(row) <= len(ids) or row[: len(ids)] != ids for row in rows):
+        return None  # a tokenizer that merges across the boundary: no sharing, same results
+    dev = input_device(model)
+    embeds = model.get_input_embeddings()(torch.tensor([ids], device=dev))
+    if vectors is not None:
+        embeds = torch.cat([vectors.to(embeds).unsqueeze(0), embeds], dim=1)
+    length = embeds.shape[1]
+    out = model(
+        inputs_embeds=embeds,
+        attention_mask=torch.ones(1, length, dtype=torch.long, device=dev),
+        position_ids=torch.arange(length, device=dev).unsqueeze(0),
+        use_cache=True,
+        logits_to_keep=1,
+    )
+    return Prefix(len(ids), length, out.cache)
+
+
+def after_prefix(
+    prefix: Prefix, rows: Sequence[list[int]], pad_id: int, dev: torch.device
+) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor, Any]:
+    """Inputs of a batch that continues the shared prefix: each row's tokens after it (left-padded),
+    the attention mask and positions over prefix and rows, and a copy of the prefix's cache per row."""
+    ids, suffix_mask = pad_left([row[prefix.n_tokens :] for row in rows], pad_id, dev)
+    cache = copy.deepcopy(prefix.cache)
+    cache.batch_repeat_interleave(len(rows))
+    mask = torch.cat([torch.ones(len(rows), prefix.length, dtype=torch.long, device=dev), suffix_mask], dim=1)
+    return ids, mask, (mask.cumsum(dim=1) - 1).clamp(min=0), cache
+
+
+def padded_inputs(
+    model: Any, rows: Sequence[list[int]], vectors: torch.Tensor | None, pad_id: int, dev: torch.device
+) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+    """Left-padded rows as embeddings, with the soft prompt right before each row's tokens (after
+    its padding): inputs_embeds, attention mask, positions from the mask."""
+    ids, mask = pad_left(rows, pad_id, dev)
+    embeds = model.get_input_embeddings()(ids)
+    if vectors is None:
+        return embeds, mask, (mask.cumsum(dim=1) - 1).clamp(min=0)
+    embeds, mask, positions, _ = insert_soft_prompt(embeds, vectors, mask)
+    return embeds, mask, positions
+
+
+def pad_left(rows: Sequence[list[int]], pad_id: int, dev: torch.device) -> tuple[torch.Tensor, torch.Tensor]:
+    width = max(len(row) for row in rows)
+    ids = torch.full((len(rows), width), pad_id, dtype=torch.long)
+    mask = torch.zeros((len(rows), width), dtype=torch.long)
+    for b, row in enumerate(rows):
+        ids[b, width - len(row) :] = torch.tensor(row)
+        mask[b, width - len(row) :] = 1
+    return ids.to(dev), mask.to(dev)
+
+
+def _prefill(
+    model: Any,
+    rows: list[list[int]],
+    vectors: torch.Tensor | None,
+    prefix: Prefix | None,
+    pad_id: int,
+    use_cache: bool,
+) -> tuple[Any, torch.Tensor, torch.Tensor, torch.Tensor, Any]:
+    """Run the prompts; returns last logits, mask, positions, embeddings (no-cache path) and cache."""
+    dev = input_device(model)
+    if prefix is not None:
+        ids, mask, positions, cache = after_prefix(prefix, rows, pad_id, dev)
+        out = model(
+            input_ids=ids,
+            attention_mask=mask,
+            position_ids=positions[:, prefix.length :],
+            cache=cache,
+            use_cache=True,
+            logits_to_keep=1,
+        )
+        return out.logits[:, -1], mask, positions, None, out.cache
+    embeds, mask, positions = padded_inputs(model, rows, vectors, pad_id, dev)
+    out = model(
+        inputs_embeds=embeds, attention_mask=mask, position_ids=positions, use_cache=use_cache, logits_to_keep=1
+    )
+    return out.logits[:, -1], mask, positions, embeds, out.cache if use_cache else None
+
+
+def _generate_chunk(
+    model: Any,
+    tokenizer: Any,
+    rows: list[list[int]],
+    vectors: torch.Tensor | None,
+    prefix: Prefix | None,
+    stops: Sequence[str],
+    max_new_tokens: int,
+    use_cache: bool,
+    eos_ids: set[int],
+) -> list[Generation]:
+    next_logits, mask, positions, embeds, cache = _prefill(
+        model, rows, vectors, prefix, tokenizer.pad_token_id, use_cache
+    )
+    prompt_tokens = [len(row) for row in rows]
+    new_ids: list[list[int]] = [[] for _ in rows]
+    results: list[Generation | None] = [None] * len(rows)
+    active = list(range(len(rows)))  # original row of each live batch row
+    for step in range(max_new_tokens):
+        tokens = next_logits.argmax(dim=-1)
+        chosen = tokens.tolist()
+        keep = []
+        for live, row in enumerate(active):
+            token = chosen[live]
+            if token in eos_ids:
+                results[row] = _finish(tokenizer, new_ids[row], "eos", prompt_tokens[row], stops)
+                continue
+            new_ids[row].append(token)
+            text = tokenizer.decode(new_ids[row], skip_special_tokens=True)
+            if cut_at_stop(text, stops) != text:
+                results[row] = _finish(tokenizer, new_ids[row], "stop", prompt_tokens[row], stops)
+            elif step == max_new_tokens - 1:
+                results[row] = _finish(tokenizer, new_ids[row], "length", prompt_tokens[row], stops)
+            else:
+                keep.append(live)
+        if not keep:
+            break
+        index = torch.tensor(keep, device=tokens.device)
+        active = [active[i] for i in keep]
+        mask = torch.cat([mask[index], torch.ones(len(keep), 1, dtype=mask.dtype)], dim=1)
+        positions = torch.cat([positions[index], positions[index, -1:] + 1], dim=1)
+        next_tokens = tokens[index].unsqueeze(1)
+        if use_cache:
+            cache.batch_select_indices(index)
+            step_out = model(
+                input_ids=next_tokens,
+                attention_mask=mask,
+                position_ids=positions[:, -1:],
+                cache=cache,
+                use_cache=True,
+                logits_to_keep=1,
+            )
+            cache = step_out.cache
+        else:
+            embeds = torch.cat([embeds[index], model.get_input_embeddings()(next_tokens)], dim=1)
+            step_out = model(
+                inputs_embeds=embeds, attention_mask=mask, position_ids=positions, use_cache=False, logits_to_keep=1
+            )
+        next_logits = step_out.logits[:, -1]
+    return [r for r in results if r is not None]
+
+
+def _finish(tokenizer: Any, ids: list[int], reason: str, prompt_tokens: int, stops: Sequence[str]) -> Generation:
+    return Generation(
+        cut_at_stop(tokenizer.decode(ids, skip_special_tokens=True), stops), reason, prompt_tokens, len(ids)
+    )

@@ -1,0 +1,113 @@
+"""The evaluation methods: how each one turns a test example into model input.
+
+zero_shot    the task's written instruction, then the question;
+few_shot     the instruction, k fixed train examples (the same for every model), the question;
+soft_prompt  the zero-shot prompt after tuned vectors (see softeval.engine.softprompt).
+
+Every method's prompts share a text prefix (instruction, shots); the generator encodes
+it once and reuses its KV cache across the test set.
+"""
+
+from __future__ import annotations
+
+import random
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from softeval.data.tasks import Task
+from softeval.schema import InputError
+
+METHODS = ("zero_shot", "few_shot", "soft_prompt")
+SHOT_SEPARATOR = "\n\n"
+
+
+def unit_name(method: str, step: int | None) -> str:
+    """A unit's file name under results/<kind>/<model>/<role>/<task>/ (without .jsonl):
+    the method, or soft_prompt/step<N> for a soft-prompt snapshot."""
+    if method != "soft_prompt":
+        return method
+    if step is None:
+        raise InputError("soft_prompt has one unit per tuning step; pass --step <N> (e.g. --step 80)")
+    return f"soft_prompt/step{step}"
+
+
+CHAT_SLOT = "\u0000softeval-user-turn\u0000"
+
+
+@dataclass(frozen=True)
+class ChatWrap:
+    """A chat template around one user turn: head + user text + tail (the assistant's cue).
+
+    Post-trained models whose entry sets chat_template get every prompt (instruction, shots,
+    question) as one user message; their responses start right after the assistant cue, so
+    targets lose their leading space. Base models never get a template.
+    """
+
+    head: str
+    tail: str
+
+    @classmethod
+    def from_tokenizer(cls, tokenizer: Any) -> ChatWrap:
+        text = tokenizer.apply_chat_template(
+            [{"role": "user", "content": CHAT_SLOT}], add_generation_prompt=True, tokenize=False
+        )
+        if text.count(CHAT_SLOT) != 1:
+            raise InputError(
+                "the tokenizer's chat template does not place the user message once; set chat_template: false"
+            )
+        head, tail = text.split(CHAT_SLOT)
+        bos = tokenizer.bos_token
+        adds_bos = bos is not None and tokenizer("x")["input_ids"][:1] == [tokenizer.bos_token_id]
+        if adds_bos and head.startswith(bos):
+            head = head[len(bos) :]  # the tokenizer adds BOS itself; the template's copy would double it
+        return cls(head, tail)
+
+    def wrap(self, user_text: str) -> str:
+        return self.head + user_text + self.tail
+
+
+def response_target(target: str, chat: ChatWrap | None) -> str:
+    """A target as the model writes it: after a chat template's assistant cue, with no leading space."""
+    return target.lstrip() if chat is not None else target
+
+
+@dataclass(frozen=True)
+class MethodPrompts:
+    """The prompts of one method over a test set, and the text prefix they all share."""
+
+    method: str
+    prompts: list[str]
+    shared_prefix: str
+    shot_ids: list[str]
+    chat: ChatWrap | None = None
+
+
+def few_shot_examples(train: Sequence[dict[str, Any]], k: int, seed: int, task: Task) -> list[dict[str, Any]]:
+    """k train examples chosen by a seed that depends on the task only, so every model sees the same shots."""
+    if k > len(train):
+        raise InputError(f"task {task.name}: few_shot.k is {k} but the train split has {len(train)} examples")
+    rng = random.Random(f"{seed}-{task.name}-few-shot")
+    return [train[i] for i in sorted(rng.sample(range(len(train)), k))]
+
+
+def build_prompts(
+    task: Task,
+    method: str,
+    test: Sequence[dict[str, Any]],
+    shots: Sequence[dict[str, Any]] = (),
+    chat: ChatWrap | None = None,
+) -> MethodPrompts:
+    """Prompts for `method`; soft_prompt uses the zero-shot text (its vectors come separately).
+
+    With `chat`, the whole text is the user turn of the chat template.
+    """
+    if method not in METHODS:
+        raise InputError(f"unknown method {method!r}; use one of {', '.join(METHODS)}")
+    prefix = task.instruction + SHOT_SEPARATOR
+    if method == "few_shot":
+        prefix += "".join(task.query(shot) + task.target(shot) + SHOT_SEPARATOR for shot in shots)
+    head, tail = (chat.head, chat.tail) if chat is not None else ("", "")
+    prompts = [head + prefix + task.query(example) + tail for example in test]
+    shot_ids = [str(s["id"]) for s in shots] if method == "few_shot" else []
+    return MethodPrompts(method, prompts, head + prefix, shot_ids, chat)

@@ -1,0 +1,117 @@
+"""Optional vLLM generation backend (pip install "softeval[vllm]"; evaluation.generate.backend: vllm).
+
+Zero- and few-shot prompts go to vLLM as the same token ids the Hugging Face backend uses;
+soft prompts go as prompt embeddings: the tuned vectors followed by the prompt's token
+embeddings, exactly the sequence softeval's own generator builds (vLLM's `enable_prompt_embeds`).
+Greedy decoding, the task's stop strings and the model's end-of-turn ids. The Hugging Face
+backend stays the reference: tests/test_vllm.py compares the two where vLLM and a GPU exist.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+import torch
+
+from softeval.engine.generate import Generation
+from softeval.engine.models import ModelOptions, check_reference
+from softeval.schema import InputError
+
+DEFAULTS = {"gpu_memory_utilization": 0.85, "max_model_len": 4096, "tensor_parallel_size": 1}
+
+
+class VLLMModel:
+    """A vLLM engine with the tokenizer, config and (for soft prompts) input embeddings of the model."""
+
+    def __init__(self, ref: str, options: ModelOptions, engine: dict[str, Any] | None = None) -> None:
+        try:
+            from vllm import LLM
+        except ImportError:
+            raise InputError(
+                "evaluation.generate.backend is 'vllm' but vLLM is not installed; "
+                'pip install "softeval[vllm]" or use backend: hf'
+            ) from None
+        from transformers import AutoConfig, AutoTokenizer
+
+        self.ref, self.options = check_reference(ref), options
+        common = {"revision": options.revision, "trust_remote_code": options.trust_remote_code}
+        self.tokenizer = AutoTokenizer.from_pretrained(self.ref, **common)
+        if self.tokenizer.pad_token_id is None:
+            self.tokenizer.pad_token = self.tokenizer.eos_token
+        self.config = AutoConfig.from_pretrained(self.ref, **common)
+        self.generation_config = _generation_config(self.ref, common)
+        settings = {**DEFAULTS, **(engine or {})}
+        self.llm = LLM(
+            model=self.ref,
+            dtype="auto" if options.dtype == "auto" else options.dtype,
+            enable_prompt_embeds=True,
+            seed=0,
+            **settings,
+            **common,
+        )
+        self._table: torch.Tensor | None = None
+
+    def input_embeddings(self) -> torch.Tensor:
+        """The input embedding table, read once on CPU (soft prompts only)."""
+        if self._table is None:
+            from transformers import AutoModelForCausalLM
+
+            dtype = "auto" if self.options.dtype == "auto" else getattr(torch, self.options.dtype)
+            model = AutoModelForCausalLM.from_pretrained(
+                self.ref,
+                dtype=dtype,
+                revision=self.options.revision,
+                trust_remote_code=self.options.trust_remote_code,
+                use_safetensors=True,
+            )
+            self._table = model.get_input_embeddings().weight.detach().clone()
+            del model
+        return self._table
+
+    def generate(
+        self,
+        prompts: Sequence[str],
+        vectors: torch.Tensor | None,
+        stops: Sequence[str],
+        max_new_tokens: int,
+        eos_ids: set[int],
+    ) -> list[Generation]:
+        from vllm import SamplingParams
+
+        rows = [self.tokenizer(prompt)["input_ids"] for prompt in prompts]
+        if vectors is None:
+            inputs: list[dict[str, Any]] = [{"prompt_token_ids": row} for row in rows]
+        else:
+            table = self.input_embeddings()
+            inputs = [
+                {"prompt_embeds": torch.cat([vectors.to(table.dtype), table[torch.tensor(row)]], dim=0)} for row in rows
+            ]
+        params = SamplingParams(
+            temperature=0.0,
+            max_tokens=max_new_tokens,
+            stop=list(stops),
+            stop_token_ids=sorted(eos_ids),
+            skip_special_tokens=True,
+        )
+        outputs = self.llm.generate(inputs, params, use_tqdm=False)
+        return [_generation(out.outputs[0], len(row)) for out, row in zip(outputs, rows, strict=True)]
+
+
+def _generation_config(ref: str, common: dict[str, Any]) -> Any:
+    """The checkpoint's generation config (its end-of-turn ids), if it ships one."""
+    from transformers import GenerationConfig
+
+    try:
+        return GenerationConfig.from_pretrained(ref, **common)
+    except OSError:
+        return None
+
+
+def _generation(completion: Any, prompt_tokens: int) -> Generation:
+    """vLLM's finish reasons in softeval's terms: a matched stop string is "stop", an end id "eos"."""
+    if completion.finish_reason == "length":
+        reason = "length"
+    else:
+        reason = "stop" if isinstance(completion.stop_reason, str) else "eos"
+    return Generation(completion.text, reason, prompt_tokens, len(completion.token_ids))

@@ -1,0 +1,95 @@
+"""lm-evaluation-harness's own scores, recomputed from softeval's generations and log-likelihoods.
+
+A task file's `harness:` list names the scores lm-evaluation-harness reports for its task of
+the same name and how it computes them (its filters and exact_match options, as data), so a
+user can put softeval's numbers next to published ones. Greedy generation is deterministic,
+so cutting a response at the harness's stop strings (`until`) gives what the harness's own
+generation would have returned for the same prompt. What still differs (the prompt, and the
+continuation closed tasks score) is named per task in README.md.
+"""
+
+from __future__ import annotations
+
+import re
+import string
+from typing import Any
+
+from softeval.data.answers import cut_at_stop
+from softeval.data.tasks import Task, gold_answers
+
+INVALID = "[invalid]"  # what the harness's regex filter returns when nothing matches
+_PUNCTUATION = str.maketrans("", "", string.punctuation)
+
+
+def harness_filter(response: str, metric: dict[str, Any]) -> str:
+    """The response after the harness's generation stops and filters (regex, take_first, whitespace)."""
+    text = cut_at_stop(response, metric.get("until", ()))
+    if metric.get("regex"):
+        matches = re.findall(metric["regex"], text)
+        if not matches:
+            return INVALID
+        match = matches[metric.get("group_select", 0)]
+        if isinstance(match, tuple):  # several groups: the first that matched
+            match = next((m for m in match if m), INVALID)
+        return match.strip()
+    return text.lstrip() if metric.get("strip", True) else text
+
+
+def exact_match(prediction: str, gold: str, metric: dict[str, Any]) -> bool:
+    """Hugging Face evaluate's exact_match with the harness's options."""
+    for pattern in metric.get("regexes_to_ignore", ()):
+        prediction, gold = re.sub(pattern, "", prediction), re.sub(pattern, "", gold)
+    if metric.get("ignore_case"):
+        prediction, gold = prediction.lower(), gold.lower()
+    if metric.get("ignore_punctuation"):
+        prediction, gold = prediction.translate(_PUNCTUATION), gold.translate(_PUNCTUATION)
+    return prediction == gold
+
+
+def golds(example: dict[str, Any], which: str) -> list[str]:
+    if which == "answer":
+        return [str(example["answer"])]
+    if which == "solution":
+        return [str(example.get("solution") or example["answer"])]
+    return gold_answers(example)
+
+
+def math_verified(response: str, solution: str) -> bool:
+    """The harness's math_verify score: math-verify's equivalence of the parsed response and solution."""
+    from math_verify import parse, verify
+
+    try:
+        return bool(verify(gold=parse(solution), target=parse(response)))
+    except Exception:  # math-verify raises on unparsable LaTeX (and on its own timeouts): not verified
+        return False
+
+
+def option_choice(options_row: dict[str, Any], normalized: bool) -> int:
+    """The likeliest option; acc_norm divides each log-likelihood by the option's length in characters."""
+    logliks = options_row["logliks"]
+    if not normalized:
+        return int(options_row["chosen"])
+    per_char = [ll / max(len(text), 1) for ll, text in zip(logliks, options_row["options"], strict=True)]
+    return max(range(len(per_char)), key=lambda i: (per_char[i], -i))
+
+
+def harness_scores(
+    task: Task, example: dict[str, Any], response: str, options_row: dict[str, Any] | None = None
+) -> dict[str, bool]:
+    """One example's harness scores, by the names the harness reports them under."""
+    scores = {}
+    for metric in task.harness:
+        kind = metric["metric"]
+        if kind in ("acc", "acc_norm"):
+            if options_row is None:
+                continue  # open tasks have no option log-likelihoods
+            scores[metric["name"]] = option_choice(options_row, kind == "acc_norm") == example["label"]
+        elif kind == "math_verify":
+            scores[metric["name"]] = math_verified(
+                cut_at_stop(response, metric.get("until", ())), golds(example, "solution")[0]
+            )
+        else:
+            prediction = harness_filter(response, metric)
+            wanted = golds(example, metric.get("gold", "answers"))
+            scores[metric["name"]] = any(exact_match(prediction, gold, metric) for gold in wanted)
+    return scores

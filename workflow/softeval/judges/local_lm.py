@@ -1,0 +1,192 @@
+"""LLM judges: prompts as data, a verdict cache that survives kills, a local Hugging Face
+backend, and the cascade that asks the LLM only where the rule judge is not certain.
+
+The HF judge reads each verdict from the probabilities of the two answer words ("yes" /
+"no") after the rendered prompt, whatever their tokenisation: no free text to parse, one
+batched forward pass per batch of questions.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import html
+import json
+import sqlite3
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Protocol
+
+import torch
+import yaml
+
+from softeval.data.tasks import Task, gold_answers
+from softeval.engine.batching import encode_batch
+from softeval.engine.softprompt import answer_logprobs
+from softeval.judges.rule import RuleJudge, Verdict
+from softeval.schema import InputError, validate
+
+KINDS = ("knowledge", "format")
+
+
+@dataclass(frozen=True)
+class JudgePrompts:
+    """A judge's prompt templates and answer words, with the version that keys the cache."""
+
+    name: str
+    version: int
+    templates: dict[str, dict[str, str]]
+
+    @classmethod
+    def load(cls, path: Path | str) -> JudgePrompts:
+        path = Path(path)
+        try:
+            data = yaml.safe_load(path.read_text(encoding="utf-8"))
+        except (OSError, yaml.YAMLError) as err:
+            raise InputError(f"{path}: cannot read judge prompts ({str(err).splitlines()[0]})") from None
+        validate(data, "judge", str(path), "config/judges/README.md")
+        for kind in KINDS:
+            fields = {"knowledge": ("question", "gold", "response"), "format": ("format", "response")}[kind]
+            missing = [f for f in fields if "{" + f + "}" not in data[kind]["prompt"]]
+            if missing:
+                raise InputError(f"{path}: field '{kind}.prompt' lacks {{{missing[0]}}}; add it inside its delimiters")
+        return cls(data["name"], data["version"], {kind: data[kind] for kind in KINDS})
+
+    def render(self, kind: str, task: Task, example: dict[str, Any], response: str) -> str:
+        """The prompt for one verdict; every inserted field is escaped so it cannot close a tag."""
+        fields = {
+            "question": example["question"],
+            "gold": task.target(example).strip() if task.closed else " | ".join(gold_answers(example)),
+            "format": task.format_description,
+            "response": response,
+        }
+        return self.templates[kind]["prompt"].format(**{k: html.escape(v, quote=False) for k, v in fields.items()})
+
+
+class VerdictCache:
+    """Verdicts keyed by (backend, judge model, prompt version, inputs); SQLite, committed per
+    batch, so reruns, added models and killed jobs never pay for a verdict twice."""
+
+    def __init__(self, path: Path | str) -> None:
+        Path(path).parent.mkdir(parents=True, exist_ok=True)
+        self.connection = sqlite3.connect(str(path), timeout=120)
+        self.connection.execute("CREATE TABLE IF NOT EXISTS verdicts (key TEXT PRIMARY KEY, verdict INTEGER)")
+        self.connection.commit()
+
+    @staticmethod
+    def key(backend: str, model: str, version: int, kind: str, prompt: str) -> str:
+        blob = json.dumps([backend, model, version, kind, prompt], ensure_ascii=False)
+        return hashlib.sha256(blob.encode()).hexdigest()
+
+    def get_many(self, keys: Sequence[str]) -> dict[str, bool]:
+        found: dict[str, bool] = {}
+        for start in range(0, len(keys), 500):
+            part = list(keys[start : start + 500])
+            marks = ",".join("?" * len(part))
+            rows = self.connection.execute(f"SELECT key, verdict FROM verdicts WHERE key IN ({marks})", part)
+            found.update({key: bool(value) for key, value in rows})
+        return found
+
+    def put_many(self, verdicts: dict[str, bool]) -> None:
+        with self.connection:  # one transaction: all of the batch or none of it
+            self.connection.executemany(
+                "INSERT OR REPLACE INTO verdicts (key, verdict) VALUES (?, ?)",
+                [(key, int(value)) for key, value in verdicts.items()],
+            )
+
+    def close(self) -> None:
+        self.connection.close()
+
+
+class HFJudge:
+    """A local causal LM as judge: yes if P(yes words) > P(no words) after the prompt."""
+
+    backend = "hf"
+
+    def __init__(
+        self, model: Any, tokenizer: Any, model_id: str, prompts: JudgePrompts, cache: VerdictCache, batch_size: int
+    ) -> None:
+        self.model, self.tokenizer, self.model_id = model, tokenizer, model_id
+        self.prompts, self.cache, self.batch_size = prompts, cache, batch_size
+        self.name = f"hf:{model_id}"
+        self.asked = 0  # verdicts computed (not found in the cache)
+
+    @torch.no_grad()
+    def verdicts(self, kind: str, prompts: Sequence[str]) -> list[bool]:
+        """One verdict per prompt (yes when the yes words are likelier than the no words after
+        it), from the cache where possible, the rest in batches."""
+        keys = [VerdictCache.key(self.backend, self.model_id, self.prompts.version, kind, p) for p in prompts]
+        known = self.cache.get_many(keys)
+        todo = [i for i, key in enumerate(keys) if key not in known]
+        words = [self.prompts.templates[kind]["answer_yes"], self.prompts.templates[kind]["answer_no"]]
+        for start in range(0, len(todo), self.batch_size):
+            chunk = todo[start : start + self.batch_size]
+            batch = encode_batch(
+                self.tokenizer, [prompts[i] for i in chunk for _ in words], [w for _ in chunk for w in words], eos=False
+            )
+            logprobs, rows = answer_logprobs(self.model, None, batch)
+            totals = torch.zeros(2 * len(chunk)).index_add_(0, rows, logprobs).view(len(chunk), 2)
+            fresh = {keys[i]: bool(totals[row, 0] > totals[row, 1]) for row, i in enumerate(chunk)}
+            self.cache.put_many(fresh)  # committed per batch: a kill loses at most one batch
+            known.update(fresh)
+            self.asked += len(chunk)
+        return [known[key] for key in keys]
+
+
+class LLMBackend(Protocol):
+    """What the cascade needs of an LLM judge backend (HFJudge, OpenAIJudge)."""
+
+    name: str
+    prompts: JudgePrompts
+
+    def verdicts(self, kind: str, prompts: Sequence[str]) -> list[bool]: ...
+
+
+class CascadeJudge:
+    """The rule judge first; the LLM judge only where the rule is not certain (OpenCompass's
+    cascade). The rule is certain when it finds the gold answer (knowledge) or when it
+    accepts the format; a "no" from the rule goes to the LLM. With cascade off, the LLM
+    judges every response."""
+
+    def __init__(self, llm: LLMBackend, cascade: bool = True) -> None:
+        self.llm, self.cascade, self.rule = llm, cascade, RuleJudge()
+        self.name = f"cascade({llm.name})" if cascade else llm.name
+        self.sent = self.total = 0
+
+    def judge(
+        self,
+        task: Task,
+        examples: Sequence[dict[str, Any]],
+        responses: Sequence[str],
+        kinds: Sequence[str] = KINDS,
+    ) -> list[Verdict]:
+        rule = self.rule.judge(task, examples, responses)
+        decided: dict[str, list[bool]] = {}
+        judged_by: dict[str, list[str]] = {}
+        for kind in KINDS:
+            values = [getattr(v, kind) for v in rule]
+            ask = [] if kind not in kinds else [i for i, value in enumerate(values) if not (self.cascade and value)]
+            answers = self.llm.verdicts(
+                kind, [self.llm.prompts.render(kind, task, examples[i], responses[i]) for i in ask]
+            )
+            for i, answer in zip(ask, answers, strict=True):
+                values[i] = answer
+            decided[kind] = values
+            asked = set(ask)
+            judged_by[kind] = [self.llm.name if i in asked else "rule" for i in range(len(values))]
+            self.sent += len(ask)
+            self.total += len(values) if kind in kinds else 0
+        return [
+            Verdict(
+                knowledge=decided["knowledge"][i],
+                format=decided["format"][i],
+                strict=rule[i].strict and decided["format"][i],
+                judge=judged_by["knowledge"][i] if judged_by["knowledge"][i] != "rule" else judged_by["format"][i],
+            )
+            for i in range(len(rule))
+        ]
+
+    @property
+    def llm_share(self) -> float:
+        """Share of verdicts sent to the LLM judge."""
+        return self.sent / self.total if self.total else 0.0
