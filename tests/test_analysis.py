@@ -15,7 +15,6 @@ from softeval.analysis.claims import Inputs, check_claims, claim_verdicts
 from softeval.analysis.review import format_example, list_units, unit_examples
 from softeval.analysis.tables import (
     ALL_TASKS,
-    Settings,
     consensus_table,
     knowledge_format_table,
     score_gap_table,
@@ -23,6 +22,7 @@ from softeval.analysis.tables import (
 )
 from softeval.jobs.tables import UnitReader, per_example_reader, run_claims, run_figures, run_tables
 from softeval.schema import InputError
+from softeval.settings import AnalysisSettings
 
 # True knowledge: a > b > c. Zero-shot and few-shot measure format (c > b > a); the soft
 # prompt recovers knowledge; post-trained twins (zero-shot) rank by knowledge.
@@ -37,7 +37,7 @@ STRICT = {
     ("post", "soft_prompt", 4): {"a": 1.0, "b": 0.7, "c": 0.5},
 }
 N = 10
-SETTINGS = Settings(final_step=4, first_step=0, bootstrap=200, seed=0)
+SETTINGS = AnalysisSettings(final_step=4, first_step=0, bootstrap=200, seed=0)
 
 
 @pytest.fixture(scope="module")
@@ -151,14 +151,14 @@ def test_claims_are_computed(results):
 
 
 def test_table_figure_and_claim_jobs_write_every_file(results, tmp_path):
-    params = {"final_step": 4, "first_step": 0, "reference_method": "zero_shot", "bootstrap": 100, "seed": 0}
+    settings = AnalysisSettings(final_step=4, first_step=0, reference_method="zero_shot", bootstrap=100, seed=0)
     summary = results / "tables" / "scores.parquet"
     run_tables(
         summary_path=summary,
         scores_root=results / "scores",
         loglik_root=results / "loglik",
         zoo_csv=results / "tables" / "zoo.csv",
-        params=params,
+        settings=settings,
         out_dir=tmp_path,
     )
     for name in ("swap_distance", "score_gap", "knowledge_format", "consensus", "unit_checks"):
@@ -181,7 +181,7 @@ def test_table_figure_and_claim_jobs_write_every_file(results, tmp_path):
         summary_path=summary,
         swap_csv=tmp_path / "swap_distance.csv",
         gap_csv=tmp_path / "score_gap.csv",
-        params=params,
+        settings=settings,
         out_dir=tmp_path / "fig",
     )
     assert len(list((tmp_path / "fig").glob("*.png"))) == len(list((tmp_path / "fig").glob("*.pdf"))) == 4
@@ -190,7 +190,7 @@ def test_table_figure_and_claim_jobs_write_every_file(results, tmp_path):
         swap_csv=tmp_path / "swap_distance.csv",
         scores_root=results / "scores",
         loglik_root=results / "loglik",
-        params=params,
+        settings=settings,
         out_stem=tmp_path / "claims",
     )
     text = (tmp_path / "claims.md").read_text()
@@ -205,7 +205,7 @@ def test_table_job_names_the_score_files_whose_examples_differ(results, tmp_path
     for model in ("a", "b", "c"):  # every model's zero-shot file loses its first example
         path = copy / "scores" / model / "base" / "t1" / "zero_shot.jsonl"
         path.write_text("".join(path.read_text().splitlines(keepends=True)[1:]))
-    params = {"final_step": 4, "first_step": 0, "reference_method": "zero_shot", "bootstrap": 10, "seed": 0}
+    settings = AnalysisSettings(final_step=4, first_step=0, reference_method="zero_shot", bootstrap=10, seed=0)
     zero_shot = copy / "scores" / "a" / "base" / "t1" / "zero_shot.jsonl"
     step4 = copy / "scores" / "a" / "base" / "t1" / "soft_prompt" / "step4.jsonl"
     with pytest.raises(InputError, match=re.escape(f"{zero_shot} and {step4} score different test examples")):
@@ -214,7 +214,7 @@ def test_table_job_names_the_score_files_whose_examples_differ(results, tmp_path
             scores_root=copy / "scores",
             loglik_root=copy / "loglik",
             zoo_csv=None,
-            params=params,
+            settings=settings,
             out_dir=tmp_path / "tables",
         )
 

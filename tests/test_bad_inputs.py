@@ -90,12 +90,12 @@ class Bench:
     def task_args(self, task: str) -> list[str]:
         return ["--task", task, "--task-dir", str(self.tasks), "--data", str(self.data / task)]
 
-    def job(self, command: str, model: Path | str | None = None, params: dict | None = None, **extra) -> list[str]:
+    def job(self, command: str, model: Path | str | None = None, settings: dict | None = None, **extra) -> list[str]:
         """A generate/loglik job on world_numeric (world_choice for loglik) writing into results/."""
         task = "world_choice" if command == "loglik" else "world_numeric"
         out = self.root / command / f"{task}.jsonl"
         argv = [command, "--model", str(model or self.model), *self.task_args(task)]
-        argv += ["--params", json.dumps(params or GENERATE), "--out", str(out)]
+        argv += ["--settings", json.dumps(settings or GENERATE), "--out", str(out)]
         for key, value in extra.items():
             argv += [f"--{key.replace('_', '-')}", *([value] if isinstance(value, str) else value)]
         return argv
@@ -127,7 +127,7 @@ class Bench:
             str(root),
             "--scores",
             str(path),
-            "--params",
+            "--settings",
             '{"bootstrap": 10, "seed": 0}',
         ]
         return [*argv, "--out-csv", str(out / "s.csv"), "--out-parquet", str(out / "s.parquet")]
@@ -290,13 +290,13 @@ CASES: list[tuple[str, Callable[[Bench], list[str]], tuple[str, ...]]] = [
         ("--steps",),
     ),
     # ---- judges ----
-    ("judge-unknown", lambda b: ["judge", "validate", "--params", '{"name": "oracle"}'], ("oracle",)),
+    ("judge-unknown", lambda b: ["judge", "validate", "--settings", '{"name": "oracle"}'], ("oracle",)),
     (
         "judge-key-not-set",
         lambda b: [
             "judge",
             "validate",
-            "--params",
+            "--settings",
             json.dumps(
                 {
                     "name": "openai",
@@ -326,7 +326,7 @@ CASES: list[tuple[str, Callable[[Bench], list[str]], tuple[str, ...]]] = [
                 "judge",
                 "run",
                 *b.task_args("world_numeric"),
-                "--params",
+                "--settings",
                 '{"name": "rule"}',
                 "--generations",
                 str(b.case / "g.jsonl"),
@@ -337,22 +337,31 @@ CASES: list[tuple[str, Callable[[Bench], list[str]], tuple[str, ...]]] = [
         ("g.jsonl",),
     ),
     # ---- job parameters and other command lines ----
-    ("params-not-json", lambda b: [*generation_job(b)[:-4], "--params", "{few_shot_k: 3}"], ("--params", "JSON")),
-    ("params-not-an-object", lambda b: [*generation_job(b)[:-4], "--params", "[1, 2]"], ("--params", "object")),
     (
-        "params-unknown-key",
-        lambda b: b.job("generate", params={**GENERATE, "max_new_tokns": 4}, method="zero_shot"),
+        "settings-not-json",
+        lambda b: [*generation_job(b)[:-4], "--settings", "{few_shot_k: 3}"],
+        ("--settings", "JSON"),
+    ),
+    ("settings-not-an-object", lambda b: [*generation_job(b)[:-4], "--settings", "[1, 2]"], ("--settings", "object")),
+    (
+        "settings-unknown-key",
+        lambda b: b.job("generate", settings={**GENERATE, "max_new_tokns": 4}, method="zero_shot"),
         ("max_new_tokns", "evaluation.generate"),
     ),
-    ("params-missing-key", lambda b: b.job("loglik", params={"seed": 0}, method="zero_shot"), ("few_shot_k",)),
+    ("settings-missing-key", lambda b: b.job("loglik", settings={"seed": 0}, method="zero_shot"), ("few_shot_k",)),
     (
-        "tune-params-unknown-key",
+        "settings-choice-not-allowed",
+        lambda b: b.job("generate", settings={**GENERATE, "backend": "tgi"}, method="zero_shot"),
+        ("backend", "'hf', 'vllm'"),
+    ),
+    (
+        "tune-settings-unknown-key",
         lambda b: [
             "tune",
             "--model",
             str(b.model),
             *b.task_args("world_numeric"),
-            "--params",
+            "--settings",
             '{"stepz": 3}',
             "--out-dir",
             str(b.root / "sp"),

@@ -24,10 +24,11 @@ from softeval.analysis.claims import (
     write_claims,
 )
 from softeval.analysis.evidence import Interval, absolute_gap_difference, choice_spread, paired_bootstrap
-from softeval.analysis.tables import Settings, swap_distance_table
+from softeval.analysis.tables import swap_distance_table
+from softeval.settings import AnalysisSettings
 
 N = 60
-SETTINGS = Settings(final_step=8, first_step=0, bootstrap=300, seed=0)
+SETTINGS = AnalysisSettings(final_step=8, first_step=0, bootstrap=300, seed=0)
 UNITS = [("zero_shot", None), ("few_shot", None), ("soft_prompt", 0), ("soft_prompt", 8)]
 
 

@@ -9,9 +9,9 @@ import torch
 from peft import PeftConfig
 
 from softeval.data.splits import prepare_task
+from softeval.engine import backends as generate_backends
 from softeval.engine.chunks import parts_dir
 from softeval.engine.softprompt import TuneConfig, load_prompt
-from softeval.jobs import generate as generate_job
 from softeval.jobs.common import meta_path
 from softeval.jobs.evaluate import MethodOutputs, run_evaluate
 from softeval.jobs.generate import run_generate
@@ -19,8 +19,12 @@ from softeval.jobs.judge import run_judge
 from softeval.jobs.loglik import run_loglik
 from softeval.jobs.tune import run_tune
 from softeval.schema import InputError
+from softeval.settings import GenerateSettings, LoglikSettings
 
-SETTINGS = {"few_shot_k": 3, "seed": 0, "max_new_tokens": 6, "batch_size": 4, "chunk_size": 5}
+SETTINGS = GenerateSettings.parse(
+    {"few_shot_k": 3, "seed": 0, "max_new_tokens": 6, "batch_size": 4, "chunk_size": 5}, "test"
+)
+OPTION_SETTINGS = LoglikSettings.parse({"few_shot_k": 3, "seed": 0, "batch_size": 8, "chunk_size": 5}, "test")
 CONFIG = TuneConfig(steps=4, batch_size=4, snapshots=(0, 2, 4))
 
 
@@ -96,7 +100,7 @@ def test_generation_resumes_after_a_kill_with_the_same_file(workspace, tasks, mo
     whole = workspace / "whole.jsonl"
     run_generate(settings=SETTINGS, **job(workspace, tasks, "world_numeric", "few_shot", {None: whole}))
 
-    real = generate_job.generate_greedy
+    real = generate_backends.generate_greedy
     calls = []
 
     def dies_on_second_chunk(*args, **kwargs):
@@ -106,12 +110,12 @@ def test_generation_resumes_after_a_kill_with_the_same_file(workspace, tasks, mo
         return real(*args, **kwargs)
 
     out = workspace / "killed.jsonl"
-    monkeypatch.setattr(generate_job, "generate_greedy", dies_on_second_chunk)
+    monkeypatch.setattr(generate_backends, "generate_greedy", dies_on_second_chunk)
     with pytest.raises(KeyboardInterrupt):
         run_generate(settings=SETTINGS, **job(workspace, tasks, "world_numeric", "few_shot", {None: out}))
     assert not out.exists() and len(list(parts_dir(out).glob("0*.jsonl"))) == 1
     calls.clear()
-    monkeypatch.setattr(generate_job, "generate_greedy", lambda *a, **k: (calls.append(1), real(*a, **k))[1])
+    monkeypatch.setattr(generate_backends, "generate_greedy", lambda *a, **k: (calls.append(1), real(*a, **k))[1])
     run_generate(settings=SETTINGS, **job(workspace, tasks, "world_numeric", "few_shot", {None: out}))
     assert out.read_bytes() == whole.read_bytes()
     assert len(calls) == 2  # 15 test examples, chunks of 5: the first chunk was not redone
@@ -121,11 +125,11 @@ def test_judge_takes_closed_knowledge_from_option_likelihoods(workspace, tasks):
     name = "world_choice"
     generation, loglik, scores = (workspace / f"{kind}-choice.jsonl" for kind in ("gen", "ll", "scores"))
     run_generate(settings=SETTINGS, **job(workspace, tasks, name, "zero_shot", {None: generation}))
-    run_loglik(settings={**SETTINGS, "batch_size": 8}, **job(workspace, tasks, name, "zero_shot", {None: loglik}))
+    run_loglik(settings=OPTION_SETTINGS, **job(workspace, tasks, name, "zero_shot", {None: loglik}))
     run_judge(
         task=tasks[name],
         data_dir=workspace / "data" / name,
-        judge_name="rule",
+        settings="rule",
         generations=[generation],
         logliks=[loglik],
         outs=[scores],
@@ -155,19 +159,19 @@ def test_a_failed_job_leaves_no_provenance_beside_missing_outputs(workspace, tas
     outs = {step: workspace / f"fail-step{step}.jsonl" for step in (0, 4)}
     old = workspace / "fail-step4.meta.json"
     old.write_text("{}")
-    real = generate_job.generate_greedy
+    real = generate_backends.generate_greedy
 
     def dies_at_step_four(model, tokenizer, prompts_, vectors=None, **kwargs):
         if vectors is not None and not torch.equal(vectors, load_prompt(prompts[0])[0]):
             raise RuntimeError("killed")
         return real(model, tokenizer, prompts_, vectors=vectors, **kwargs)
 
-    monkeypatch.setattr(generate_job, "generate_greedy", dies_at_step_four)
+    monkeypatch.setattr(generate_backends, "generate_greedy", dies_at_step_four)
     with pytest.raises(RuntimeError, match="killed"):
         run_generate(settings=SETTINGS, **job(workspace, tasks, "world_numeric", "soft_prompt", outs, prompts))
     assert outs[0].exists() and not outs[4].exists()  # Snakemake removes outs[0] as a failed job's output
     assert sorted(workspace.glob("fail-step*.meta.json")) == []
-    monkeypatch.setattr(generate_job, "generate_greedy", real)
+    monkeypatch.setattr(generate_backends, "generate_greedy", real)
     run_generate(settings=SETTINGS, **job(workspace, tasks, "world_numeric", "soft_prompt", outs, prompts))
     assert sorted(p.name for p in workspace.glob("fail-step*.meta.json")) == [f"fail-step{s}.meta.json" for s in (0, 4)]
 
@@ -191,7 +195,7 @@ def evaluate_unit(workspace, tasks, folder, methods, steps=(), die=None):
         data_dir=workspace / "data" / "world_choice",
         methods=outputs,
         generate_settings=SETTINGS,
-        loglik_settings={**SETTINGS, "batch_size": 8},
+        loglik_settings=OPTION_SETTINGS,
         threads=1,
     )
     return outputs
@@ -212,7 +216,7 @@ def test_one_evaluate_job_writes_the_files_of_one_job_per_method(workspace, task
         }
         spec = job(workspace, tasks, "world_choice", m.method, alone["gen"], m.prompt_files)
         run_generate(settings=SETTINGS, **spec)
-        run_loglik(settings={**SETTINGS, "batch_size": 8}, **{**spec, "outs": alone["ll"]})
+        run_loglik(settings=OPTION_SETTINGS, **{**spec, "outs": alone["ll"]})
         for mine, theirs in [
             *zip(m.generations.values(), alone["gen"].values(), strict=True),
             *zip(m.logliks.values(), alone["ll"].values(), strict=True),
@@ -224,14 +228,14 @@ def test_one_evaluate_job_writes_the_files_of_one_job_per_method(workspace, task
 def test_a_failed_evaluate_job_leaves_no_provenance(workspace, tasks, monkeypatch):
     """Dying in the few-shot generations, after the option files and zero-shot responses are
     written, leaves no .meta.json at all (Snakemake removes the job's outputs)."""
-    real = generate_job.generate_greedy
+    real = generate_backends.generate_greedy
 
     def dies_on_few_shot(model, tokenizer, prompts_, **kwargs):
         if kwargs.get("shared_prefix", "").count("Answer") > 1:  # the shots are in the prefix
             raise RuntimeError("killed")
         return real(model, tokenizer, prompts_, **kwargs)
 
-    monkeypatch.setattr(generate_job, "generate_greedy", dies_on_few_shot)
+    monkeypatch.setattr(generate_backends, "generate_greedy", dies_on_few_shot)
     folder = workspace / "failed"
     with pytest.raises(RuntimeError, match="killed"):
         evaluate_unit(workspace, tasks, folder, ["zero_shot", "few_shot"])
@@ -246,7 +250,7 @@ def test_a_truncated_generation_file_is_named(workspace, tasks):
         run_judge(
             task=tasks["world_numeric"],
             data_dir=workspace / "data" / "world_numeric",
-            judge_name="rule",
+            settings="rule",
             generations=[broken],
             logliks=[],
             outs=[workspace / "never.jsonl"],
@@ -256,9 +260,9 @@ def test_a_truncated_generation_file_is_named(workspace, tasks):
 @pytest.mark.parametrize(
     ("argv", "expected"),
     [
-        (["aggregate", "--scores-root", "r", "--scores", "x", "--params", "{bootstrap: 10}"], "not valid JSON"),
-        (["tables", "--summary", "s", "--scores-root", "r", "--out-dir", "o", "--params", "[1, 2]"], "not list"),
-        (["judge", "validate", "--params", '{"name": "rule"'], "not valid JSON"),
+        (["aggregate", "--scores-root", "r", "--scores", "x", "--settings", "{bootstrap: 10}"], "not valid JSON"),
+        (["tables", "--summary", "s", "--scores-root", "r", "--out-dir", "o", "--settings", "[1, 2]"], "not list"),
+        (["judge", "validate", "--settings", '{"name": "rule"'], "not valid JSON"),
     ],
 )
 def test_a_malformed_params_argument_is_one_line(capsys, argv, expected):
@@ -268,4 +272,4 @@ def test_a_malformed_params_argument_is_one_line(capsys, argv, expected):
         main(argv)
     assert info.value.code == 2
     err = capsys.readouterr().err.strip().splitlines()
-    assert "argument --params" in err[-1] and expected in err[-1] and "Traceback" not in "\n".join(err)
+    assert "argument --settings" in err[-1] and expected in err[-1] and "Traceback" not in "\n".join(err)

@@ -8,7 +8,8 @@ import pytest
 import torch
 
 from softeval.data.splits import prepare_task
-from softeval.jobs.judge import make_judge, run_judge
+from softeval.jobs.judge import run_judge
+from softeval.judges.factory import make_judge
 from softeval.judges.local_lm import CascadeJudge, HFJudge, JudgePrompts, VerdictCache
 from softeval.judges.validation import load_validation, validate_judge, validation_tasks
 from softeval.schema import InputError
@@ -129,7 +130,7 @@ def test_hf_judge_end_to_end_in_the_judge_job_and_on_the_validation_set(judge_mo
     run_judge(
         task=tasks["world_numeric"],
         data_dir=tmp_path / "data",
-        judge_name=spec,
+        settings=spec,
         generations=[generation],
         logliks=[],
         outs=[out],

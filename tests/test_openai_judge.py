@@ -6,7 +6,7 @@ import logging
 
 import pytest
 
-from softeval.jobs.judge import make_judge
+from softeval.judges.factory import make_judge
 from softeval.judges.local_lm import JudgePrompts, VerdictCache
 from softeval.judges.openai_compatible import JudgeUnavailable, OpenAIJudge
 from tests.conftest import NUMERIC, ROOT

@@ -22,8 +22,17 @@ from softeval.config import (
 )
 from softeval.engine.gguf import locate_gguf
 from softeval.judges.validation import load_validation
-from softeval.engine.methods import unit_name
 from softeval.data.tasks import load_task
+from softeval.layout import (
+    GENERATIONS,
+    LOGLIK,
+    RESULTS,
+    SCORES,
+    snapshot_name,
+    softprompt_file,
+    unit_file,
+    unit_name,
+)
 from softeval.schema import InputError
 
 ROOT = Path(workflow.basedir)
@@ -129,7 +138,7 @@ def prepare_source_args(wildcards, input):
     return " ".join(args)
 
 
-def pretrain_params(wildcards):
+def pretrain_settings(wildcards):
     """Everything that determines a base model's weights, as one JSON object."""
     model = model_entry(config, wildcards.model)
     return json.dumps(
@@ -146,7 +155,7 @@ def pretrain_params(wildcards):
     )
 
 
-def posttrain_params(wildcards):
+def posttrain_settings(wildcards):
     return json.dumps({"posttrain": ZOO["posttrain"], "seed": config["seed"]}, sort_keys=True)
 
 
@@ -171,6 +180,8 @@ UNITS = [unit_name(m, None) for m in METHODS if m != "soft_prompt"] + (
 
 
 PLAIN_METHODS = [m for m in METHODS if m != "soft_prompt"]
+PLAIN_UNITS = [unit_name(m, None) for m in PLAIN_METHODS]
+STEP_UNITS = [unit_name("soft_prompt", step) for step in STEPS]
 OPEN_TASKS = [task for task in TASKS if task not in CLOSED_TASKS]
 
 
@@ -251,17 +262,17 @@ def data_dir_of(wildcards, input):
     return os.path.dirname(input.test)
 
 
-def tune_params(wildcards):
+def tune_settings(wildcards):
     spec = {k: v for k, v in EVAL["tune"].items() if k != "snapshots"}
     return json.dumps({**spec, "snapshots": STEPS, "seed": config["seed"]}, sort_keys=True)
 
 
-def generate_params(wildcards):
+def generate_settings(wildcards):
     settings = {"few_shot_k": EVAL["few_shot"]["k"], "seed": config["seed"], **EVAL["generate"]}
     return json.dumps(settings, sort_keys=True)
 
 
-def loglik_params(wildcards):
+def loglik_settings(wildcards):
     settings = {"few_shot_k": EVAL["few_shot"]["k"], "seed": config["seed"], **EVAL["loglik"]}
     return json.dumps(settings, sort_keys=True)
 
@@ -271,9 +282,19 @@ def loglik_outputs(wildcards, output):
     return output.logliks if hasattr(output, "logliks") else []
 
 
+def per_unit_root(kind):
+    """results/<kind>: where aggregate, tables and claims read per-unit files (a params function)."""
+    return lambda wildcards: f"{RESULTS}/{kind}"
+
+
+def unit_patterns(kind, units):
+    """The files of these units under results/<kind>/, with {model}, {role} and {task} wildcards."""
+    return [unit_file(kind, unit) for unit in units]
+
+
 def unit_files(kind, wildcards):
     """Every output file of one model/role/task under results/<kind>/."""
-    return [f"results/{kind}/{wildcards.model}/{wildcards.role}/{wildcards.task}/{unit}.jsonl" for unit in UNITS]
+    return [unit_file(kind, unit, wildcards.model, wildcards.role, wildcards.task) for unit in UNITS]
 
 
 def judge_model_inputs(wildcards=None):
@@ -285,15 +306,15 @@ def judge_model_inputs(wildcards=None):
 
 
 def judge_inputs(wildcards):
-    inputs = {"generations": unit_files("generations", wildcards), **judge_model_inputs()}
+    inputs = {"generations": unit_files(GENERATIONS, wildcards), **judge_model_inputs()}
     if wildcards.task in CLOSED_TASKS:
-        inputs["logliks"] = unit_files("loglik", wildcards)
+        inputs["logliks"] = unit_files(LOGLIK, wildcards)
     return inputs
 
 
 def all_scores():
     return [
-        f"results/scores/{model}/{role}/{task}/{unit}.jsonl"
+        unit_file(SCORES, unit, model, role, task)
         for model in MODELS
         for role in ROLES
         for task in TASKS
@@ -309,13 +330,12 @@ def per_example_files():
     units = [(model, role, task) for model in MODELS for role in ROLES for task in TASKS]
     files = expand("results/data/{task}/{split}.jsonl", task=TASKS, split=["train", "test", "few_shot"])
     for model, role, task in units:
-        folder = f"{model}/{role}/{task}"
-        files += [f"results/generations/{folder}/{unit}.jsonl" for unit in UNITS]
+        files += [unit_file(GENERATIONS, unit, model, role, task) for unit in UNITS]
         if task in CLOSED_TASKS:
-            files += [f"results/loglik/{folder}/{unit}.jsonl" for unit in UNITS]
+            files += [unit_file(LOGLIK, unit, model, role, task) for unit in UNITS]
         if "soft_prompt" in METHODS:
-            files += [f"results/softprompts/{folder}/{name}" for name in ("prompt.safetensors", "curve.csv")]
-            files += [f"results/softprompts/{folder}/step{step}.safetensors" for step in STEPS]
+            names = ["prompt.safetensors", "curve.csv", *(snapshot_name(step) for step in STEPS)]
+            files += [softprompt_file(name, model, role, task) for name in names]
     files += expand("results/probes/{model}/{role}.jsonl", model=ZOO_MODELS, role=ROLES)
     return files + all_scores()
 
@@ -326,7 +346,7 @@ def base_choice_files():
     if "soft_prompt" not in METHODS:
         return []
     return [
-        f"results/loglik/{model}/base/{task}/{unit_name('soft_prompt', step)}.jsonl"
+        unit_file(LOGLIK, unit_name("soft_prompt", step), model, "base", task)
         for model in MODELS
         for task in CLOSED_TASKS
         for step in STEPS
@@ -338,7 +358,7 @@ def task_folder_of(wildcards, input):
     return os.path.dirname(input.task)
 
 
-def analysis_params(wildcards):
+def analysis_settings(wildcards):
     """What the tables, figures and claims are computed with."""
     settings = {
         "final_step": EVAL["tune"]["steps"],

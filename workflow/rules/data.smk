@@ -5,7 +5,7 @@ rule build_world:
     output:
         "results/world/world.json",
     params:
-        spec=json.dumps({**config["world"], "seed": config["seed"]}, sort_keys=True),
+        settings=json.dumps({**config["world"], "seed": config["seed"]}, sort_keys=True),
     log:
         "logs/build_world.log",
     benchmark:
@@ -13,7 +13,7 @@ rule build_world:
     conda:
         "../../envs/softeval.yaml"
     shell:
-        "python -m softeval world --params {params.spec:q} --out {output} 2> {log}"
+        "python -m softeval world --settings {params.settings:q} --out {output} 2> {log}"
 
 
 rule prepare_task:

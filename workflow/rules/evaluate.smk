@@ -12,14 +12,14 @@ if PLAIN_METHODS:
             test="results/data/{task}/test.jsonl",
             task=f"{TASK_DIR}/{{task}}.yaml",
         output:
-            generations=expand("results/generations/{{model}}/{{role}}/{{task}}/{method}.jsonl", method=PLAIN_METHODS),
+            generations=unit_patterns(GENERATIONS, PLAIN_UNITS),
         wildcard_constraints:
             task=OPEN_TASK_PATTERN,
         params:
             model=model_ref,
             model_options=model_options_json,
-            generate=generate_params,
-            loglik=loglik_params,
+            generate_settings=generate_settings,
+            loglik_settings=loglik_settings,
             logliks=loglik_outputs,
             data=data_dir_of,
             task_dir=task_folder_of,
@@ -37,13 +37,14 @@ if PLAIN_METHODS:
             "python -m softeval evaluate --methods {params.methods} "
             "--model {params.model:q} --model-options {params.model_options:q} --gpus {resources.gpu} "
             "--task {wildcards.task} --task-dir {params.task_dir:q} --data {params.data} "
-            "--generate-params {params.generate:q} --loglik-params {params.loglik:q} --threads {threads} "
+            "--generate-settings {params.generate_settings:q} --loglik-settings {params.loglik_settings:q} "
+            "--threads {threads} "
             "--generations {output.generations} --logliks {params.logliks} 2> {log}"
 
     use rule evaluate as evaluate_closed with:
         output:
-            generations=expand("results/generations/{{model}}/{{role}}/{{task}}/{method}.jsonl", method=PLAIN_METHODS),
-            logliks=expand("results/loglik/{{model}}/{{role}}/{{task}}/{method}.jsonl", method=PLAIN_METHODS),
+            generations=unit_patterns(GENERATIONS, PLAIN_UNITS),
+            logliks=unit_patterns(LOGLIK, PLAIN_UNITS),
         wildcard_constraints:
             task=CLOSED_TASK_PATTERN,
         benchmark:
@@ -57,16 +58,16 @@ if "soft_prompt" in METHODS:
             unpack(model_inputs),
             test="results/data/{task}/test.jsonl",
             task=f"{TASK_DIR}/{{task}}.yaml",
-            prompts=expand("results/softprompts/{{model}}/{{role}}/{{task}}/step{step}.safetensors", step=STEPS),
+            prompts=[softprompt_file(snapshot_name(step)) for step in STEPS],
         output:
-            generations=expand("results/generations/{{model}}/{{role}}/{{task}}/soft_prompt/step{step}.jsonl", step=STEPS),
+            generations=unit_patterns(GENERATIONS, STEP_UNITS),
         wildcard_constraints:
             task=OPEN_TASK_PATTERN,
         params:
             model=model_ref,
             model_options=model_options_json,
-            generate=generate_params,
-            loglik=loglik_params,
+            generate_settings=generate_settings,
+            loglik_settings=loglik_settings,
             logliks=loglik_outputs,
             data=data_dir_of,
             task_dir=task_folder_of,
@@ -84,13 +85,14 @@ if "soft_prompt" in METHODS:
             "python -m softeval evaluate --methods soft_prompt --steps {params.steps} --prompts {input.prompts} "
             "--model {params.model:q} --model-options {params.model_options:q} --gpus {resources.gpu} "
             "--task {wildcards.task} --task-dir {params.task_dir:q} --data {params.data} "
-            "--generate-params {params.generate:q} --loglik-params {params.loglik:q} --threads {threads} "
+            "--generate-settings {params.generate_settings:q} --loglik-settings {params.loglik_settings:q} "
+            "--threads {threads} "
             "--generations {output.generations} --logliks {params.logliks} 2> {log}"
 
     use rule evaluate_soft_prompt as evaluate_soft_prompt_closed with:
         output:
-            generations=expand("results/generations/{{model}}/{{role}}/{{task}}/soft_prompt/step{step}.jsonl", step=STEPS),
-            logliks=expand("results/loglik/{{model}}/{{role}}/{{task}}/soft_prompt/step{step}.jsonl", step=STEPS),
+            generations=unit_patterns(GENERATIONS, STEP_UNITS),
+            logliks=unit_patterns(LOGLIK, STEP_UNITS),
         wildcard_constraints:
             task=CLOSED_TASK_PATTERN,
         benchmark:

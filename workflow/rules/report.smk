@@ -9,7 +9,8 @@ rule aggregate:
         csv=report("results/tables/scores.csv", caption="../report/scores.rst", category="Tables"),
         parquet="results/tables/scores.parquet",
     params:
-        spec=lambda wildcards: json.dumps({"bootstrap": config["analysis"]["bootstrap"], "seed": config["seed"]}),
+        settings=lambda wildcards: json.dumps({"bootstrap": config["analysis"]["bootstrap"], "seed": config["seed"]}),
+        scores_root=per_unit_root(SCORES),
     log:
         "logs/aggregate.log",
     benchmark:
@@ -17,8 +18,8 @@ rule aggregate:
     conda:
         "../../envs/softeval.yaml"
     shell:
-        "python -m softeval aggregate --scores-root results/scores --scores {input.scores} --meta {input.meta} "
-        "--params {params.spec:q} "
+        "python -m softeval aggregate --scores-root {params.scores_root} --scores {input.scores} --meta {input.meta} "
+        "--settings {params.settings:q} "
         "--out-csv {output.csv} --out-parquet {output.parquet} 2> {log}"
 
 
@@ -40,7 +41,9 @@ rule tables:
             for ext in ("csv", "md", "tex")
         ],
     params:
-        spec=analysis_params,
+        settings=analysis_settings,
+        scores_root=per_unit_root(SCORES),
+        loglik_root=per_unit_root(LOGLIK),
         truth=lambda wildcards, input: f"--truth {input.truth}" if input.truth else "",
         out_dir=subpath(input.summary, parent=True),
     log:
@@ -50,9 +53,9 @@ rule tables:
     conda:
         "../../envs/softeval.yaml"
     shell:
-        "python -m softeval tables --summary {input.summary} --scores-root results/scores "
-        "--loglik-root results/loglik {params.truth} "
-        "--params {params.spec:q} --out-dir {params.out_dir} 2> {log}"
+        "python -m softeval tables --summary {input.summary} --scores-root {params.scores_root} "
+        "--loglik-root {params.loglik_root} {params.truth} "
+        "--settings {params.settings:q} --out-dir {params.out_dir} 2> {log}"
 
 
 rule figures:
@@ -67,7 +70,7 @@ rule figures:
             for ext in ("png", "pdf")
         ],
     params:
-        spec=analysis_params,
+        settings=analysis_settings,
         out_dir=lambda wildcards, output: os.path.dirname(output[0]),
     log:
         "logs/figures.log",
@@ -77,7 +80,7 @@ rule figures:
         "../../envs/softeval.yaml"
     shell:
         "python -m softeval figures --summary {input.summary} --swap {input.swap} --gap {input.gap} "
-        "--params {params.spec:q} --out-dir {params.out_dir} 2> {log}"
+        "--settings {params.settings:q} --out-dir {params.out_dir} 2> {log}"
 
 
 rule claims:
@@ -91,7 +94,9 @@ rule claims:
         "results/tables/claims.csv",
         "results/tables/claims.tex",
     params:
-        spec=analysis_params,
+        settings=analysis_settings,
+        scores_root=per_unit_root(SCORES),
+        loglik_root=per_unit_root(LOGLIK),
         stem=lambda wildcards, output: output[0][: -len(".md")],
     log:
         "logs/claims.log",
@@ -100,8 +105,8 @@ rule claims:
     conda:
         "../../envs/softeval.yaml"
     shell:
-        "python -m softeval claims --summary {input.summary} --swap {input.swap} --scores-root results/scores "
-        "--loglik-root results/loglik --params {params.spec:q} --out {params.stem} 2> {log}"
+        "python -m softeval claims --summary {input.summary} --swap {input.swap} --scores-root {params.scores_root} "
+        "--loglik-root {params.loglik_root} --settings {params.settings:q} --out {params.stem} 2> {log}"
 
 
 rule judge_validation:
@@ -115,7 +120,7 @@ rule judge_validation:
         "results/tables/judge_validation.tex",
         "results/tables/judge_validation.json",
     params:
-        spec=json.dumps(EVAL["judge"], sort_keys=True),
+        settings=json.dumps(EVAL["judge"], sort_keys=True),
         task_dir=task_dir_of,
         stem=lambda wildcards, output: output[0][: -len(".md")],
     log:
@@ -125,7 +130,7 @@ rule judge_validation:
     conda:
         "../../envs/softeval.yaml"
     shell:
-        "python -m softeval judge validate --params {params.spec:q} --validation {input.validation} "
+        "python -m softeval judge validate --settings {params.settings:q} --validation {input.validation} "
         "--task-dir {params.task_dir:q} --out {params.stem} > {log} 2>&1"
 
 

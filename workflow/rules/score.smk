@@ -8,9 +8,9 @@ rule judge:
         test="results/data/{task}/test.jsonl",
         task=f"{TASK_DIR}/{{task}}.yaml",
     output:
-        expand("results/scores/{{model}}/{{role}}/{{task}}/{unit}.jsonl", unit=UNITS),
+        unit_patterns(SCORES, UNITS),
     params:
-        spec=json.dumps(EVAL["judge"], sort_keys=True),
+        settings=json.dumps(EVAL["judge"], sort_keys=True),
         data=data_dir_of,
         task_dir=task_folder_of,
         logliks=lambda wildcards, input: input.logliks if hasattr(input, "logliks") else [],
@@ -22,5 +22,5 @@ rule judge:
         "../../envs/softeval.yaml"
     shell:
         "python -m softeval judge run --task {wildcards.task} --task-dir {params.task_dir:q} --data {params.data} "
-        "--params {params.spec:q} --generations {input.generations} --logliks {params.logliks} "
+        "--settings {params.settings:q} --generations {input.generations} --logliks {params.logliks} "
         "--out {output} 2> {log}"

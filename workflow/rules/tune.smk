@@ -8,15 +8,15 @@ rule tune:
         test="results/data/{task}/test.jsonl",
         task=f"{TASK_DIR}/{{task}}.yaml",
     output:
-        prompt="results/softprompts/{model}/{role}/{task}/prompt.safetensors",
-        snapshots=expand("results/softprompts/{{model}}/{{role}}/{{task}}/step{step}.safetensors", step=STEPS),
-        curve="results/softprompts/{model}/{role}/{task}/curve.csv",
-        meta="results/softprompts/{model}/{role}/{task}/meta.json",
-        peft=directory("results/softprompts/{model}/{role}/{task}/peft"),
+        prompt=softprompt_file("prompt.safetensors"),
+        snapshots=[softprompt_file(snapshot_name(step)) for step in STEPS],
+        curve=softprompt_file("curve.csv"),
+        meta=softprompt_file("meta.json"),
+        peft=directory(softprompt_file("peft")),
     params:
         model=model_ref,
         model_options=model_options_json,
-        spec=tune_params,
+        settings=tune_settings,
         data=data_dir_of,
         task_dir=task_folder_of,
         out_dir=subpath(output.prompt, parent=True),
@@ -33,4 +33,4 @@ rule tune:
         "python -m softeval tune "
         "--model {params.model:q} --model-options {params.model_options:q} --gpus {resources.gpu} "
         "--task {wildcards.task} --task-dir {params.task_dir:q} "
-        "--data {params.data} --params {params.spec:q} --threads {threads} --out-dir {params.out_dir} 2> {log}"
+        "--data {params.data} --settings {params.settings:q} --threads {threads} --out-dir {params.out_dir} 2> {log}"

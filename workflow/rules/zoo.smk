@@ -8,7 +8,7 @@ rule train_tokenizer:
     output:
         directory("results/zoo/_tokenizer"),
     params:
-        spec=json.dumps(ZOO["tokenizer"], sort_keys=True),
+        settings=json.dumps(ZOO["tokenizer"], sort_keys=True),
         task_dir=task_dir_of,
         tasks=WORLD_TASKS,
     log:
@@ -18,7 +18,7 @@ rule train_tokenizer:
     conda:
         "../../envs/softeval.yaml"
     shell:
-        "python -m softeval tokenizer --params {params.spec:q} --world {input.world} "
+        "python -m softeval tokenizer --settings {params.settings:q} --world {input.world} "
         "--task-dir {params.task_dir:q} --tasks {params.tasks} --out {output} 2> {log}"
 
 
@@ -30,7 +30,7 @@ rule pretrain:
     output:
         directory("results/zoo/{model}/base"),
     params:
-        spec=pretrain_params,
+        settings=pretrain_settings,
         task_dir=task_dir_of,
         tasks=WORLD_TASKS,
     threads: ZOO["threads"]
@@ -43,7 +43,7 @@ rule pretrain:
     conda:
         "../../envs/softeval.yaml"
     shell:
-        "python -m softeval pretrain --name {wildcards.model} --params {params.spec:q} --threads {threads} "
+        "python -m softeval pretrain --name {wildcards.model} --settings {params.settings:q} --threads {threads} "
         "--world {input.world} --tokenizer {input.tokenizer} --task-dir {params.task_dir:q} "
         "--tasks {params.tasks} --out {output} 2> {log}"
 
@@ -56,7 +56,7 @@ rule posttrain:
     output:
         directory("results/zoo/{model}/post"),
     params:
-        spec=posttrain_params,
+        settings=posttrain_settings,
         data=data_root_of,
         task_dir=task_dir_of,
         tasks=WORLD_TASKS,
@@ -70,7 +70,7 @@ rule posttrain:
     conda:
         "../../envs/softeval.yaml"
     shell:
-        "python -m softeval posttrain --name {wildcards.model} --params {params.spec:q} --threads {threads} "
+        "python -m softeval posttrain --name {wildcards.model} --settings {params.settings:q} --threads {threads} "
         "--base {input.base} --data {params.data} --task-dir {params.task_dir:q} "
         "--tasks {params.tasks} --out {output} 2> {log}"
 
@@ -85,7 +85,7 @@ rule probe_zoo_model:
         summary="results/probes/{model}/{role}.json",
         examples="results/probes/{model}/{role}.jsonl",
     params:
-        spec=json.dumps(ZOO["probe"], sort_keys=True),
+        settings=json.dumps(ZOO["probe"], sort_keys=True),
         data=data_root_of,
         task_dir=task_dir_of,
         tasks=WORLD_TASKS,
@@ -97,7 +97,7 @@ rule probe_zoo_model:
     conda:
         "../../envs/softeval.yaml"
     shell:
-        "python -m softeval probe --params {params.spec:q} --threads {threads} --model {input.model} "
+        "python -m softeval probe --settings {params.settings:q} --threads {threads} --model {input.model} "
         "--world {input.world} --data {params.data} --task-dir {params.task_dir:q} --tasks {params.tasks} "
         "--out-json {output.summary} --out-examples {output.examples} 2> {log}"
 
@@ -109,7 +109,7 @@ rule zoo_report:
         csv=report("results/tables/zoo.csv", caption="../report/zoo.rst", category="Ground truth"),
         md="results/tables/zoo.md",
     params:
-        spec=json.dumps({"models": [model_entry(config, m) for m in ZOO_MODELS]}, sort_keys=True),
+        settings=json.dumps({"models": [model_entry(config, m) for m in ZOO_MODELS]}, sort_keys=True),
         probes=lambda wildcards, input: os.path.dirname(os.path.dirname(input[0])),
     log:
         "logs/zoo_report.log",
@@ -118,7 +118,7 @@ rule zoo_report:
     conda:
         "../../envs/softeval.yaml"
     shell:
-        "python -m softeval zoo-report --params {params.spec:q} --probes {params.probes} "
+        "python -m softeval zoo-report --settings {params.settings:q} --probes {params.probes} "
         "--out-csv {output.csv} --out-md {output.md} 2> {log}"
 
 
@@ -149,7 +149,7 @@ rule random_model:
     output:
         directory("results/random/{model}/{role}"),
     params:
-        spec=lambda wildcards: json.dumps(random_spec(model_entry(config, wildcards.model)), sort_keys=True),
+        settings=lambda wildcards: json.dumps(random_spec(model_entry(config, wildcards.model)), sort_keys=True),
         chat=lambda wildcards: (
             "--chat-template"
             if model_options(model_entry(config, wildcards.model), wildcards.role)["chat_template"]
@@ -162,5 +162,5 @@ rule random_model:
     conda:
         "../../envs/softeval.yaml"
     shell:
-        "python -m softeval random-model --params {params.spec:q} --tokenizer {input.tokenizer} "
+        "python -m softeval random-model --settings {params.settings:q} --tokenizer {input.tokenizer} "
         "--role {wildcards.role} {params.chat} --out {output} 2> {log}"

@@ -1,7 +1,7 @@
 """`softeval` command line: one subcommand per workflow step, usable without Snakemake.
 
-Rules pass paths as flags and settings as one JSON object (--params), so a rule's shell
-line shows exactly what made an artifact.
+Rules pass paths as flags and a job's settings as one JSON object (--settings; typed in
+softeval.settings), so a rule's shell line shows exactly what made an artifact.
 """
 
 from __future__ import annotations
@@ -13,6 +13,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from softeval import settings as job_settings
 from softeval.io import atomic_write_json, read_json
 from softeval.schema import InputError
 
@@ -37,8 +38,8 @@ def cmd_check_config(args: argparse.Namespace) -> None:
 def cmd_world(args: argparse.Namespace) -> None:
     from softeval.data.world import generate_world
 
-    params = args.params
-    generate_world(params["n_entities"], params["test_fraction"], params["seed"]).save(Path(args.out))
+    settings = job_settings.WorldSettings.parse(args.settings, "world")
+    generate_world(settings.n_entities, settings.test_fraction, settings.seed).save(Path(args.out))
 
 
 def cmd_prepare(args: argparse.Namespace) -> None:
@@ -72,7 +73,8 @@ def cmd_random_tokenizer(args: argparse.Namespace) -> None:
 def cmd_random_model(args: argparse.Namespace) -> None:
     from softeval.zoo.random_model import build_random_model
 
-    build_random_model(args.params, Path(args.tokenizer), Path(args.out), args.role, args.chat_template)
+    settings = job_settings.RandomModelSettings.parse(args.settings, "random-model")
+    build_random_model(settings, Path(args.tokenizer), Path(args.out), args.role, args.chat_template)
 
 
 def cmd_mirror(args: argparse.Namespace) -> None:
@@ -89,9 +91,9 @@ def cmd_tokenizer(args: argparse.Namespace) -> None:
     from softeval.zoo.corpus import tokenizer_corpus
     from softeval.zoo.tokenizer import save_tokenizer, train_tokenizer
 
-    params = args.params
+    settings = job_settings.TokenizerSettings.parse(args.settings, "tokenizer")
     texts = tokenizer_corpus(World.load(Path(args.world)), _tasks(args.task_dir, args.tasks))
-    save_tokenizer(train_tokenizer(texts, params["vocab_size"]), Path(args.out))
+    save_tokenizer(train_tokenizer(texts, settings.vocab_size), Path(args.out))
 
 
 def cmd_pretrain(args: argparse.Namespace) -> None:
@@ -100,17 +102,17 @@ def cmd_pretrain(args: argparse.Namespace) -> None:
     from softeval.zoo.training import pretrain
 
     check_slug(args.name, "model")
-    params = args.params
+    settings = job_settings.PretrainSettings.parse(args.settings, "pretrain")
     pretrain(
         name=args.name,
         world_path=Path(args.world),
         tasks=_tasks(args.task_dir, args.tasks),
         tokenizer_dir=Path(args.tokenizer),
-        recipe=Recipe(**params["recipe"]),
-        style=CorpusStyle(**params["corpus"]),
-        size=params["size"],
-        hyper=params["pretrain"],
-        seed=params["seed"],
+        recipe=Recipe(**settings.recipe),
+        style=CorpusStyle(**settings.corpus),
+        size=settings.size,
+        training=settings.pretrain,
+        seed=settings.seed,
         threads=args.threads,
         out_dir=Path(args.out),
     )
@@ -121,14 +123,14 @@ def cmd_posttrain(args: argparse.Namespace) -> None:
     from softeval.zoo.training import posttrain
 
     check_slug(args.name, "model")
-    params = args.params
+    settings = job_settings.PosttrainSettings.parse(args.settings, "posttrain")
     posttrain(
         name=args.name,
         base_dir=Path(args.base),
         tasks=_tasks(args.task_dir, args.tasks),
         data_dirs=_data_dirs(args.data, args.tasks),
-        hyper=params["posttrain"],
-        seed=params["seed"],
+        training=settings.posttrain,
+        seed=settings.seed,
         threads=args.threads,
         out_dir=Path(args.out),
     )
@@ -146,14 +148,14 @@ def _model_options(args: argparse.Namespace) -> Any:
 def cmd_probe(args: argparse.Namespace) -> None:
     from softeval.zoo.probe import probe_model
 
-    params = args.params
+    settings = job_settings.ProbeSettings.parse(args.settings, "probe")
     probe_model(
         model_dir=Path(args.model),
         world_path=Path(args.world),
         tasks=_tasks(args.task_dir, args.tasks),
         data_dirs=_data_dirs(args.data, args.tasks),
-        max_new_tokens=params["max_new_tokens"],
-        batch_size=params["batch_size"],
+        max_new_tokens=settings.max_new_tokens,
+        batch_size=settings.batch_size,
         threads=args.threads,
         out_json=Path(args.out_json),
         out_examples=Path(args.out_examples),
@@ -163,8 +165,8 @@ def cmd_probe(args: argparse.Namespace) -> None:
 def cmd_zoo_report(args: argparse.Namespace) -> None:
     from softeval.zoo.table import write_table, zoo_table
 
-    models = args.params["models"]
-    write_table(zoo_table(models, Path(args.probes)), Path(args.out_csv), Path(args.out_md))
+    settings = job_settings.ZooReportSettings.parse(args.settings, "zoo-report")
+    write_table(zoo_table(settings.models, Path(args.probes)), Path(args.out_csv), Path(args.out_md))
 
 
 def _task(args: argparse.Namespace) -> Any:
@@ -177,9 +179,7 @@ def cmd_tune(args: argparse.Namespace) -> None:
     from softeval.engine.softprompt import TuneConfig
     from softeval.jobs.tune import run_tune
 
-    params = args.params
-    check_job_params("tune", params)
-    config = TuneConfig(**{**params, "snapshots": tuple(params.get("snapshots", ()))})
+    config = TuneConfig.parse(args.settings, "tune")
     run_tune(
         model=args.model,
         model_options=_model_options(args),
@@ -193,7 +193,7 @@ def cmd_tune(args: argparse.Namespace) -> None:
 
 def _method_job(args: argparse.Namespace) -> dict[str, Any]:
     """The arguments generate and loglik share: one output per soft-prompt step, else one."""
-    check_job_params(args.command, args.params)
+    kind = job_settings.GenerateSettings if args.command == "generate" else job_settings.LoglikSettings
     if args.method == "soft_prompt":
         if not (len(args.steps) == len(args.prompts) == len(args.out)):
             raise InputError("soft_prompt: give as many --steps and --prompts as --out files")
@@ -211,7 +211,7 @@ def _method_job(args: argparse.Namespace) -> dict[str, Any]:
         "method": args.method,
         "prompt_files": prompt_files,
         "outs": outs,
-        "settings": args.params,
+        "settings": kind.parse(args.settings, args.command),
         "threads": args.threads,
     }
 
@@ -231,9 +231,10 @@ def cmd_loglik(args: argparse.Namespace) -> None:
 def cmd_evaluate(args: argparse.Namespace) -> None:
     from softeval.jobs.evaluate import MethodOutputs, run_evaluate
 
-    check_job_params("generate", args.generate_params)
-    if args.logliks:
-        check_job_params("loglik", args.loglik_params)
+    generate_settings = job_settings.GenerateSettings.parse(args.generate_settings, "evaluate --generate-settings")
+    loglik_settings = (
+        job_settings.LoglikSettings.parse(args.loglik_settings, "evaluate --loglik-settings") if args.logliks else None
+    )
     if len(set(args.methods)) != len(args.methods):
         raise InputError(f"evaluate: --methods names a method twice: {' '.join(args.methods)}")
     if args.logliks and len(args.logliks) != len(args.generations):
@@ -266,8 +267,8 @@ def cmd_evaluate(args: argparse.Namespace) -> None:
         task=_task(args),
         data_dir=Path(args.data),
         methods=methods,
-        generate_settings=args.generate_params,
-        loglik_settings=args.loglik_params,
+        generate_settings=generate_settings,
+        loglik_settings=loglik_settings,
         threads=args.threads,
     )
 
@@ -278,7 +279,7 @@ def cmd_judge(args: argparse.Namespace) -> None:
     run_judge(
         task=_task(args),
         data_dir=Path(args.data),
-        judge_name=args.params,
+        settings=job_settings.JudgeSettings.parse(args.settings, "judge run"),
         generations=[Path(p) for p in args.generations],
         logliks=[Path(p) for p in args.logliks],
         outs=[Path(p) for p in args.out],
@@ -289,11 +290,12 @@ def cmd_judge_validate(args: argparse.Namespace) -> None:
     import pandas as pd
 
     from softeval.analysis.publish import write_table
-    from softeval.jobs.judge import make_judge
+    from softeval.judges.factory import make_judge
     from softeval.judges.validation import LABELS, load_validation, validate_judge, validation_tasks
 
     rows = load_validation(Path(args.validation))
-    summary = validate_judge(make_judge(args.params), validation_tasks(rows, args.task_dir), rows)
+    settings = job_settings.JudgeSettings.parse(args.settings, "judge validate")
+    summary = validate_judge(make_judge(settings), validation_tasks(rows, args.task_dir), rows)
     table = pd.DataFrame(
         [{"judge": summary["judge"], "label": label, "n": summary["n"], **summary[label]} for label in LABELS]
     )
@@ -311,13 +313,13 @@ def cmd_judge_validate(args: argparse.Namespace) -> None:
 def cmd_aggregate(args: argparse.Namespace) -> None:
     from softeval.analysis.aggregate import aggregate_scores, write_summary
 
-    params = args.params
+    settings = job_settings.AggregateSettings.parse(args.settings, "aggregate")
     totals = {}
     for path in args.meta:
         meta = read_json(Path(path))
         totals[meta["task"]] = meta.get("test_total", meta["counts"]["test"])
     table = aggregate_scores(
-        Path(args.scores_root), [Path(p) for p in args.scores], params["bootstrap"], params["seed"], totals
+        Path(args.scores_root), [Path(p) for p in args.scores], settings.bootstrap, settings.seed, totals
     )
     write_summary(table, Path(args.out_csv), Path(args.out_parquet))
 
@@ -330,7 +332,7 @@ def cmd_tables(args: argparse.Namespace) -> None:
         scores_root=Path(args.scores_root),
         loglik_root=Path(args.loglik_root),
         zoo_csv=Path(args.truth) if args.truth else None,
-        params=args.params,
+        settings=job_settings.AnalysisSettings.parse(args.settings, args.command),
         out_dir=Path(args.out_dir),
     )
 
@@ -342,7 +344,7 @@ def cmd_figures(args: argparse.Namespace) -> None:
         summary_path=Path(args.summary),
         swap_csv=Path(args.swap),
         gap_csv=Path(args.gap),
-        params=args.params,
+        settings=job_settings.AnalysisSettings.parse(args.settings, args.command),
         out_dir=Path(args.out_dir),
     )
 
@@ -355,7 +357,7 @@ def cmd_claims(args: argparse.Namespace) -> None:
         swap_csv=Path(args.swap),
         scores_root=Path(args.scores_root),
         loglik_root=Path(args.loglik_root),
-        params=args.params,
+        settings=job_settings.AnalysisSettings.parse(args.settings, args.command),
         out_stem=Path(args.out),
     )
 
@@ -400,7 +402,7 @@ def cmd_review(args: argparse.Namespace) -> None:
 
 
 def json_object(text: str) -> dict[str, Any]:
-    """A job's --params: one JSON object, or argparse's one-line error (the rule passes it)."""
+    """A job's --settings: one JSON object, or argparse's one-line error (the rule passes it)."""
     try:
         value = json.loads(text)
     except ValueError as err:
@@ -410,35 +412,60 @@ def json_object(text: str) -> dict[str, Any]:
     return value
 
 
-# A job's --params: the config section they come from, the keys the rule adds to it, and the
-# keys the job reads without a default.
-JOB_PARAMS = {
-    "generate": (
-        "generate",
-        ("few_shot_k", "seed"),
-        ("few_shot_k", "seed", "max_new_tokens", "batch_size", "chunk_size"),
-    ),
-    "loglik": ("loglik", ("few_shot_k", "seed"), ("few_shot_k", "seed", "batch_size", "chunk_size")),
-    "tune": ("tune", ("seed",), ()),
-}
+def add_settings(p: argparse.ArgumentParser, keys: str, flag: str = "--settings", default: str | None = None) -> None:
+    """The job's settings: one JSON object, parsed by the job into its softeval.settings class."""
+    p.add_argument(flag, type=json_object, required=default is None, default=default, help=f"JSON: {keys}")
 
 
-def check_job_params(command: str, params: dict[str, Any]) -> None:
-    """Every key of a job's --params is one the config schema knows (a typo is an error, not a
-    setting silently ignored), and the ones the job reads without a default are there."""
-    from softeval.schema import load_schema
+def add_model(p: argparse.ArgumentParser) -> None:
+    """The model a job loads, how, and on what (tune, generate, loglik, evaluate)."""
+    group = p.add_argument_group("model")
+    group.add_argument("--model", required=True, help="Hugging Face model directory or hub id")
+    group.add_argument(
+        "--model-options",
+        type=json_object,
+        default="{}",
+        help='JSON: {"revision", "dtype", "device_map", "trust_remote_code", "chat_template"}',
+    )
+    group.add_argument("--gpus", type=int, default=0, help="GPUs the job holds (a GPU-slot lock pins them)")
+    group.add_argument("--threads", type=int, default=1)
 
-    section, added, needed = JOB_PARAMS[command]
-    known = set(load_schema("config")["properties"]["evaluation"]["properties"][section]["properties"]) | set(added)
-    unknown = sorted(set(params) - known)
-    if unknown:
-        raise InputError(
-            f"{command} --params: unknown key {unknown[0]!r}; use {', '.join(sorted(known))} "
-            f"(evaluation.{section} in the config)"
-        )
-    missing = [key for key in needed if key not in params]
-    if missing:
-        raise InputError(f"{command} --params: key {missing[0]!r} is missing; the rule passes evaluation.{section}")
+
+def add_task(p: argparse.ArgumentParser, data_help: str = "the task's folder of prepared splits") -> None:
+    """One task: its name, the folder of task files, and its prepared splits."""
+    group = p.add_argument_group("task")
+    group.add_argument("--task", required=True)
+    group.add_argument("--task-dir", required=True)
+    group.add_argument("--data", required=True, help=data_help)
+
+
+def add_zoo_tasks(p: argparse.ArgumentParser, world: bool, data: bool) -> None:
+    """The world tasks a zoo job builds from (tokenizer, pretrain, posttrain, probe)."""
+    group = p.add_argument_group("tasks")
+    group.add_argument("--task-dir", required=True)
+    group.add_argument("--tasks", nargs="+", required=True)
+    if world:
+        group.add_argument("--world", required=True)
+    if data:
+        group.add_argument("--data", required=True, help="folder holding <task>/train.jsonl and test.jsonl")
+
+
+def add_soft_prompt_steps(p: argparse.ArgumentParser) -> None:
+    group = p.add_argument_group("soft prompt")
+    group.add_argument("--steps", type=int, nargs="*", default=[], help="soft_prompt: snapshot steps")
+    group.add_argument("--prompts", nargs="*", default=[], help="soft_prompt: one prompt file per step")
+
+
+def add_analysis(p: argparse.ArgumentParser, scores: bool) -> None:
+    """What tables, figures and claims read: the aggregated scores (and per-example files)."""
+    p.add_argument("--summary", required=True, help="results/tables/scores.parquet")
+    add_settings(p, '{"final_step", "first_step", "reference_method", "bootstrap", "seed", "closed_tasks"}')
+    if scores:
+        p.add_argument("--scores-root", required=True, help="results/scores (per-example verdicts, for the bootstrap)")
+        p.add_argument("--loglik-root", default="results/loglik", help="option log-likelihoods (closed tasks' choices)")
+
+
+METHOD_CHOICES = ["zero_shot", "few_shot", "soft_prompt"]
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -455,7 +482,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--workflow-root", default=".", help="folder that task_dir is relative to")
 
     p = add("world", cmd_world, "generate the synthetic world")
-    p.add_argument("--params", type=json_object, required=True, help='JSON: {"n_entities", "test_fraction", "seed"}')
+    add_settings(p, '{"n_entities", "test_fraction", "seed"}')
     p.add_argument("--out", required=True)
 
     p = add("prepare", cmd_prepare, "write a task's train/test/few_shot splits")
@@ -480,7 +507,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--out", required=True)
 
     p = add("random-model", cmd_random_model, "a randomly initialised Llama-style model (smoke runs)")
-    p.add_argument("--params", type=json_object, required=True, help='JSON: {"layers", "width", "heads", "seed"}')
+    add_settings(p, '{"vocab_size", "layers", "width", "heads", "seed"}')
     p.add_argument("--tokenizer", required=True)
     p.add_argument("--role", choices=["base", "post"], required=True)
     p.add_argument("--chat-template", action="store_true", help="give the tokenizer a ChatML chat template")
@@ -492,114 +519,99 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--out", required=True, help="mirror folder; writes <out>/<task>/<role>.parquet + MIRROR.json")
 
     p = add("tokenizer", cmd_tokenizer, "train the zoo tokenizer on the world's text")
-    p.add_argument("--params", type=json_object, required=True, help='JSON: {"vocab_size"}')
+    add_settings(p, '{"vocab_size"}')
+    add_zoo_tasks(p, world=True, data=False)
+    p.add_argument("--out", required=True)
 
-    for name, func, help in (
-        ("pretrain", cmd_pretrain, "pre-train one zoo base model"),
-        ("posttrain", cmd_posttrain, "post-train (SFT) a base model into its twin"),
-        ("probe", cmd_probe, "cloze knowledge and zero-shot format probes of a zoo model"),
-    ):
-        p = add(name, func, help)
-        p.add_argument("--params", type=json_object, required=True, help="JSON settings (see the rule)")
-        p.add_argument("--threads", type=int, default=1)
-    for p in (sub.choices["tokenizer"], sub.choices["pretrain"], sub.choices["posttrain"], sub.choices["probe"]):
-        p.add_argument("--task-dir", required=True)
-        p.add_argument("--tasks", nargs="+", required=True)
-    for p in (sub.choices["tokenizer"], sub.choices["pretrain"], sub.choices["probe"]):
-        p.add_argument("--world", required=True)
-    for p in (sub.choices["posttrain"], sub.choices["probe"]):
-        p.add_argument("--data", required=True, help="folder holding <task>/train.jsonl and test.jsonl")
-    for p in (sub.choices["tokenizer"], sub.choices["pretrain"], sub.choices["posttrain"]):
-        p.add_argument("--out", required=True)
-    sub.choices["pretrain"].add_argument("--name", required=True)
-    sub.choices["pretrain"].add_argument("--tokenizer", required=True)
-    sub.choices["posttrain"].add_argument("--name", required=True)
-    sub.choices["posttrain"].add_argument("--base", required=True)
-    sub.choices["probe"].add_argument("--model", required=True)
-    sub.choices["probe"].add_argument("--out-json", required=True)
-    sub.choices["probe"].add_argument("--out-examples", required=True)
+    p = add("pretrain", cmd_pretrain, "pre-train one zoo base model")
+    add_settings(p, '{"recipe", "corpus", "size", "pretrain", "seed", "cpu_kernels"}')
+    add_zoo_tasks(p, world=True, data=False)
+    p.add_argument("--name", required=True)
+    p.add_argument("--tokenizer", required=True)
+    p.add_argument("--threads", type=int, default=1)
+    p.add_argument("--out", required=True)
+
+    p = add("posttrain", cmd_posttrain, "post-train (SFT) a base model into its twin")
+    add_settings(p, '{"posttrain", "seed"}')
+    add_zoo_tasks(p, world=False, data=True)
+    p.add_argument("--name", required=True)
+    p.add_argument("--base", required=True)
+    p.add_argument("--threads", type=int, default=1)
+    p.add_argument("--out", required=True)
+
+    p = add("probe", cmd_probe, "cloze knowledge and zero-shot format probes of a zoo model")
+    add_settings(p, '{"max_new_tokens", "batch_size"}')
+    add_zoo_tasks(p, world=True, data=True)
+    p.add_argument("--model", required=True)
+    p.add_argument("--threads", type=int, default=1)
+    p.add_argument("--out-json", required=True)
+    p.add_argument("--out-examples", required=True)
 
     p = add("tune", cmd_tune, "train a soft prompt for one model and task")
+    add_model(p)
+    add_task(p)
+    add_settings(p, "evaluation.tune + seed")
     p.add_argument("--out-dir", required=True, help="folder for prompt.safetensors, snapshots, curve, meta, peft/")
-    for name, func, help in (
-        ("generate", cmd_generate, "greedy responses to a task's test split under one method"),
-        ("loglik", cmd_loglik, "option log-likelihoods of a closed task under one method"),
+
+    for name, func, help, keys in (
+        ("generate", cmd_generate, "greedy responses to a task's test split under one method", "evaluation.generate"),
+        ("loglik", cmd_loglik, "option log-likelihoods of a closed task under one method", "evaluation.loglik"),
     ):
         p = add(name, func, help)
-        p.add_argument("--method", required=True, choices=["zero_shot", "few_shot", "soft_prompt"])
-        p.add_argument("--steps", type=int, nargs="*", default=[], help="soft_prompt: snapshot steps")
-        p.add_argument("--prompts", nargs="*", default=[], help="soft_prompt: one prompt file per step")
+        add_model(p)
+        add_task(p)
+        add_settings(p, f"{keys} + few_shot_k, seed")
+        p.add_argument("--method", required=True, choices=METHOD_CHOICES)
+        add_soft_prompt_steps(p)
         p.add_argument("--out", nargs="+", required=True, help="JSONL output(s), one per step for soft_prompt")
+
     p = add("evaluate", cmd_evaluate, "every output of one model on one task: responses and option log-likelihoods")
-    p.add_argument("--methods", nargs="+", required=True, choices=["zero_shot", "few_shot", "soft_prompt"])
-    p.add_argument("--steps", type=int, nargs="*", default=[], help="soft_prompt: snapshot steps")
-    p.add_argument("--prompts", nargs="*", default=[], help="soft_prompt: one prompt file per step")
+    add_model(p)
+    add_task(p)
+    add_settings(p, "evaluation.generate + few_shot_k, seed", flag="--generate-settings")
+    add_settings(p, "evaluation.loglik + few_shot_k, seed (with --logliks)", flag="--loglik-settings", default="{}")
+    p.add_argument("--methods", nargs="+", required=True, choices=METHOD_CHOICES)
+    add_soft_prompt_steps(p)
     p.add_argument("--generations", nargs="+", required=True, help="JSONL: one per method, or per step")
     p.add_argument("--logliks", nargs="*", default=[], help="closed tasks: JSONL, one per --generations file")
-    p.add_argument("--generate-params", type=json_object, required=True, help="JSON: evaluation.generate")
-    p.add_argument("--loglik-params", type=json_object, default="{}", help="JSON: evaluation.loglik")
-    for name in ("tune", "generate", "loglik", "evaluate"):
-        p = sub.choices[name]
-        p.add_argument("--model", required=True, help="Hugging Face model directory or hub id")
-        p.add_argument(
-            "--model-options",
-            type=json_object,
-            default="{}",
-            help='JSON: {"revision", "dtype", "device_map", "trust_remote_code", "chat_template"}',
-        )
-        p.add_argument("--gpus", type=int, default=0, help="GPUs the job holds (a GPU-slot lock pins them)")
-        if name != "evaluate":
-            p.add_argument("--params", type=json_object, required=True, help="JSON settings (see the rule)")
-        p.add_argument("--threads", type=int, default=1)
+
     judge = add("judge", lambda args: None, "judge generations (run) or check a judge (validate)")
     judge_sub = judge.add_subparsers(dest="judge_command", required=True)
     p = judge_sub.add_parser("run", help="per-example verdicts for a unit's generations")
     p.set_defaults(func=cmd_judge)
-    p.add_argument("--params", type=json_object, required=True, help='JSON: {"name": judge}')
+    add_task(p)
+    add_settings(p, "evaluation.judge")
     p.add_argument("--generations", nargs="+", required=True)
     p.add_argument("--logliks", nargs="*", default=[], help="closed tasks: one per generation file")
     p.add_argument("--out", nargs="+", required=True)
-    for p in (*(sub.choices[n] for n in ("tune", "generate", "loglik", "evaluate")), judge_sub.choices["run"]):
-        p.add_argument("--task", required=True)
-        p.add_argument("--task-dir", required=True)
-        p.add_argument("--data", required=True, help="the task's folder of prepared splits")
     p = judge_sub.add_parser("validate", help="accuracy and Cohen's kappa of a judge on hand-labelled examples")
     p.set_defaults(func=cmd_judge_validate)
-    p.add_argument("--params", type=json_object, default='{"name": "rule"}', help='JSON: {"name": judge}')
+    add_settings(p, "evaluation.judge", default='{"name": "rule"}')
     p.add_argument("--validation", default="config/judges/validation.jsonl")
     p.add_argument("--task-dir", default="config/tasks")
     p.add_argument("--out", help="output stem: writes <out>.csv, .md, .tex and .json")
 
     p = add("aggregate", cmd_aggregate, "one row per model, role, task, method and step")
+    add_settings(p, '{"bootstrap": resamples, "seed"}')
     p.add_argument("--scores-root", required=True, help="results/scores")
     p.add_argument("--scores", nargs="+", required=True)
     p.add_argument("--meta", nargs="*", default=[], help="results/data/<task>/meta.json (test split sizes)")
-    p.add_argument("--params", type=json_object, required=True, help='JSON: {"bootstrap": resamples, "seed"}')
     p.add_argument("--out-csv", required=True)
     p.add_argument("--out-parquet", required=True)
 
     p = add("tables", cmd_tables, "swap distance, score gap and knowledge/format tables (CSV, Markdown, LaTeX)")
+    add_analysis(p, scores=True)
+    p.add_argument("--truth", help="the zoo table (results/tables/zoo.csv): each model's knowledge")
     p.add_argument("--out-dir", required=True)
     p = add("figures", cmd_figures, "figures of the paper's claims (PNG + PDF)")
+    add_analysis(p, scores=False)
     p.add_argument("--swap", required=True, help="results/tables/swap_distance.csv")
     p.add_argument("--gap", required=True, help="results/tables/score_gap.csv")
     p.add_argument("--out-dir", required=True)
     p = add("claims", cmd_claims, "check the paper's five claims on this run")
+    add_analysis(p, scores=True)
     p.add_argument("--swap", required=True, help="results/tables/swap_distance.csv")
     p.add_argument("--out", required=True, help="output stem: writes <out>.csv, .md, .tex")
-    for name in ("tables", "claims"):
-        p = sub.choices[name]
-        p.add_argument("--scores-root", required=True, help="results/scores (per-example verdicts, for the bootstrap)")
-        p.add_argument("--loglik-root", default="results/loglik", help="option log-likelihoods (closed tasks' choices)")
-    sub.choices["tables"].add_argument("--truth", help="the zoo table (results/tables/zoo.csv): each model's knowledge")
-    for name in ("tables", "figures", "claims"):
-        sub.choices[name].add_argument("--summary", required=True, help="results/tables/scores.parquet")
-        sub.choices[name].add_argument(
-            "--params",
-            type=json_object,
-            required=True,
-            help='JSON: {"final_step", "first_step", "reference_method", "bootstrap", "seed"}',
-        )
 
     p = add("timings", cmd_timings, "seconds and memory per rule, and the critical path, from benchmark files")
     p.add_argument("--patterns", type=json_object, required=True, help="JSON: {rule: benchmark path pattern}")
@@ -618,14 +630,14 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--model")
     p.add_argument("--role", default="base", choices=["base", "post"])
     p.add_argument("--task")
-    p.add_argument("--method", choices=["zero_shot", "few_shot", "soft_prompt"])
+    p.add_argument("--method", choices=METHOD_CHOICES)
     p.add_argument("--step", type=int, help="soft_prompt: the tuning step")
     p.add_argument("--limit", type=int, default=20, help="examples to print")
     for name in ("wrong-format", "wrong-knowledge", "right-knowledge-wrong-format", "not-strict"):
         p.add_argument(f"--{name}", action="store_true", help=f"only examples that are {name.replace('-', ' ')}")
 
     p = add("zoo-report", cmd_zoo_report, "ground-truth table of the zoo")
-    p.add_argument("--params", type=json_object, required=True, help='JSON: {"models": [...]}')
+    add_settings(p, '{"models": [...]}')
     p.add_argument("--probes", required=True, help="folder holding <model>/<role>.json")
     p.add_argument("--out-csv", required=True)
     p.add_argument("--out-md", required=True)

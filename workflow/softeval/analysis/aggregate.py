@@ -14,22 +14,11 @@ import pandas as pd
 from scipy import stats
 
 from softeval.io import atomic_write_text
+from softeval.layout import parse_unit_path
 from softeval.schema import InputError
 
 KEYS = ["model", "role", "task", "method", "step"]
 METRICS = ["knowledge", "format", "strict"]
-
-
-def unit_of(scores_root: Path, path: Path) -> dict[str, object]:
-    """model/role/task/method from results/scores/<model>/<role>/<task>/<method>[/step<N>].jsonl."""
-    parts = path.relative_to(scores_root).with_suffix("").parts
-    if len(parts) == 4:
-        model, role, task, method = parts
-        return {"model": model, "role": role, "task": task, "method": method, "step": None}
-    if len(parts) == 5 and parts[4].startswith("step"):
-        model, role, task, method, step = parts
-        return {"model": model, "role": role, "task": task, "method": method, "step": int(step[4:])}
-    raise InputError(f"{path}: not a scores file of the layout <model>/<role>/<task>/<method>[/step<N>].jsonl")
 
 
 def bootstrap_ci(values: np.ndarray, n_resamples: int, seed: int) -> tuple[float, float]:
@@ -70,7 +59,7 @@ def aggregate_scores(
     harness_columns: dict[str, None] = {}
     for path in paths:
         verdicts = read_verdicts(path)
-        row: dict[str, object] = unit_of(scores_root, path) | {"n": len(verdicts)}
+        row: dict[str, object] = parse_unit_path(scores_root, path).as_row() | {"n": len(verdicts)}
         row["test_total"] = (test_totals or {}).get(str(row["task"]), len(verdicts))
         for metric in METRICS:
             values = verdicts[metric].astype(bool).to_numpy(dtype=float)

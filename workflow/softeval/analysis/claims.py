@@ -36,8 +36,9 @@ from softeval.analysis.evidence import (
 )
 from softeval.analysis.publish import write_table
 from softeval.analysis.ranking import bootstrap_swap_distances, rank_by_score
-from softeval.analysis.tables import ALL_TASKS, BASELINES, Settings, methods_in, scores_of, unit_rows
+from softeval.analysis.tables import ALL_TASKS, BASELINES, methods_in, scores_of, unit_rows
 from softeval.io import atomic_write_text
+from softeval.settings import AnalysisSettings
 
 HOLDS, NOT_SHOWN, REFUTED, NOT_APPLICABLE = "holds", "not shown", "refuted", "not applicable"
 VERDICTS = (HOLDS, NOT_SHOWN, REFUTED, NOT_APPLICABLE)
@@ -115,7 +116,7 @@ class Inputs:
     swap: pd.DataFrame
     read: MetricReader
     closed_tasks: set[str]
-    settings: Settings
+    settings: AnalysisSettings
     choices: ChoiceReader | None = None
     models: list[str] = field(init=False)
     tasks: list[str] = field(init=False)

@@ -13,8 +13,8 @@ from typing import Any
 import pandas as pd
 
 from softeval.analysis.aggregate import KEYS, load_summary
-from softeval.engine.methods import unit_name
 from softeval.io import check_slug, read_jsonl
+from softeval.layout import GENERATIONS, LOGLIK, SCORES, unit_path
 from softeval.schema import InputError
 
 FILTERS = {
@@ -55,10 +55,10 @@ def unit_examples(
         check_slug(name, what)
     if which not in FILTERS:
         raise InputError(f"unknown filter {which!r}; use one of {', '.join(FILTERS)}")
-    relative = Path(model) / role / task / f"{unit_name(method, step)}.jsonl"
-    scores = read_jsonl(results / "scores" / relative, "scores")
-    generations = {row["id"]: row for row in read_jsonl(results / "generations" / relative, "generation")}
-    logliks_path = results / "loglik" / relative
+    unit = (model, role, task, method, step)
+    scores = read_jsonl(unit_path(results / SCORES, *unit), "scores")
+    generations = {row["id"]: row for row in read_jsonl(unit_path(results / GENERATIONS, *unit), "generation")}
+    logliks_path = unit_path(results / LOGLIK, *unit)
     logliks = {row["id"]: row for row in read_jsonl(logliks_path, "log-likelihood")} if logliks_path.is_file() else {}
     out = []
     for row in scores:

@@ -9,7 +9,6 @@ alphabetically (the paper's policy), with the range over all tie-breaks beside i
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass
 
 import numpy as np
 import pandas as pd
@@ -25,19 +24,10 @@ from softeval.analysis.ranking import (
     swap_distance,
     swap_distance_with_ties,
 )
+from softeval.settings import AnalysisSettings
 
 BASELINES = ("zero_shot", "few_shot")
 ALL_TASKS = "all tasks"
-
-
-@dataclass(frozen=True)
-class Settings:
-    final_step: int
-    first_step: int
-    reference_method: str = "zero_shot"
-    metric: str = "strict"
-    bootstrap: int = 1000
-    seed: int = 0
 
 
 def unit_rows(summary: pd.DataFrame, role: str, method: str, step: int | None, task: str | None = None) -> pd.DataFrame:
@@ -60,7 +50,7 @@ PerExample = Callable[[str, str, str, int | None], Mapping[str, np.ndarray]]
 
 
 def swap_distance_table(
-    summary: pd.DataFrame, per_example: PerExample, settings: Settings, truth: Mapping[str, float] | None = None
+    summary: pd.DataFrame, per_example: PerExample, settings: AnalysisSettings, truth: Mapping[str, float] | None = None
 ) -> pd.DataFrame:
     """One row per task and method (and per method summed over tasks): how far the base
     ranking is from the post-trained ranking, with tie range, correlations, bootstrap CI."""
@@ -125,11 +115,11 @@ def swap_distance_table(
     return pd.concat([table, pd.DataFrame(totals)], ignore_index=True)
 
 
-def _step(method: str, settings: Settings) -> int | None:
+def _step(method: str, settings: AnalysisSettings) -> int | None:
     return settings.final_step if method == "soft_prompt" else None
 
 
-def score_gap_table(summary: pd.DataFrame, settings: Settings) -> pd.DataFrame:
+def score_gap_table(summary: pd.DataFrame, settings: AnalysisSettings) -> pd.DataFrame:
     """Per task and method (and over all tasks): post-trained minus base score of the same
     model under the same method, averaged over models (signed and absolute)."""
     frames = []

@@ -25,8 +25,8 @@ from softeval.analysis.evidence import (
     choice_spread,
     paired_counts,
 )
-from softeval.analysis.tables import Settings
 from softeval.schema import InputError
+from softeval.settings import AnalysisSettings
 
 # (model, task, method, step) -> one score row per test example, in test order
 ScoreReader = Callable[[str, str, str, int | None], list[dict]]
@@ -61,7 +61,7 @@ def unit_checks(
     tasks: list[str],
     baselines: list[str],
     read: ScoreReader,
-    settings: Settings,
+    settings: AnalysisSettings,
     locate: ScoreLocator = _unit_label,
     choices: ChoiceReader | None = None,
 ) -> pd.DataFrame:

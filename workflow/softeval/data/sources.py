@@ -79,11 +79,19 @@ def read_file(path: Path, what: str) -> datasets.Dataset:
         raise InputError(f"{path}: {what} is an empty file (0 bytes); it needs one example per row")
     if path.is_file() and path.suffix in (".jsonl", ".csv"):
         read_utf8(path)  # pyarrow would fail on a stray byte later, deep inside `datasets`
+    # datasets logs a parse failure and draws progress bars on stderr; the error line below says it all
+    verbosity, bars = datasets.logging.get_verbosity(), datasets.is_progress_bar_enabled()
+    datasets.logging.set_verbosity(datasets.logging.CRITICAL)
+    datasets.disable_progress_bars()
     try:
         return datasets.load_dataset(BUILDERS[path.suffix], data_files=str(path), split="train")
     except Exception as err:  # datasets raises many error types for unreadable files
         reason = (str(err).splitlines() or [type(err).__name__])[0]
         raise InputError(f"{path}: cannot read {what} ({reason}); check that it is valid {path.suffix[1:]}") from None
+    finally:
+        datasets.logging.set_verbosity(verbosity)
+        if bars:
+            datasets.enable_progress_bars()
 
 
 def load_hub_split(spec: dict[str, Any]) -> datasets.Dataset:

@@ -22,16 +22,6 @@ METHODS = ("zero_shot", "few_shot", "soft_prompt")
 SHOT_SEPARATOR = "\n\n"
 
 
-def unit_name(method: str, step: int | None) -> str:
-    """A unit's file name under results/<kind>/<model>/<role>/<task>/ (without .jsonl):
-    the method, or soft_prompt/step<N> for a soft-prompt snapshot."""
-    if method != "soft_prompt":
-        return method
-    if step is None:
-        raise InputError("soft_prompt has one unit per tuning step; pass --step <N> (e.g. --step 80)")
-    return f"soft_prompt/step{step}"
-
-
 CHAT_SLOT = "\u0000softeval-user-turn\u0000"
 
 

@@ -13,9 +13,9 @@ import math
 import random
 import time
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 import torch
 from safetensors import safe_open
@@ -28,26 +28,28 @@ from softeval.engine.context import prompt_limit
 from softeval.engine.models import input_device
 from softeval.io import atomic_directory
 from softeval.schema import InputError
+from softeval.settings import JobSettings, job_settings
 
 PROMPT_KEY = "prompt"
 
 
-@dataclass(frozen=True)
-class TuneConfig:
-    """Hyper-parameters of one tuning run (the paper's defaults)."""
+@job_settings("evaluation.tune")
+class TuneConfig(JobSettings):
+    """Hyper-parameters of one tuning run: evaluation.tune plus the seed (defaults: the schema's,
+    the paper's)."""
 
-    n_tokens: int = 10
-    steps: int = 80
-    batch_size: int = 8
-    lr: float = 0.1
-    weight_decay: float = 0.0
-    warmup_steps: int = 0
-    schedule: str = "constant"  # "constant" | "cosine"
-    init: str = "vocab"  # "vocab" (rows sampled from the vocabulary) | "text" | "random"
+    n_tokens: int
+    steps: int
+    batch_size: int
+    lr: float
+    weight_decay: float
+    warmup_steps: int
+    schedule: Literal["constant", "cosine"]
+    init: Literal["vocab", "text", "random"]  # vocab: rows sampled from the vocabulary
     init_text: str | None = None
-    seed: int = 0
-    snapshots: tuple[int, ...] = field(default=(0, 10, 20, 40, 80))
-    gradient_checkpointing: bool = False
+    seed: int
+    snapshots: tuple[int, ...]
+    gradient_checkpointing: bool
 
 
 @dataclass

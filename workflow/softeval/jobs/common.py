@@ -13,12 +13,14 @@ from tqdm import tqdm
 
 from softeval.data.splits import load_split
 from softeval.data.tasks import Task
+from softeval.engine.backends import load_with_chat
 from softeval.engine.chunks import write_in_chunks
 from softeval.engine.methods import ChatWrap, MethodPrompts, build_prompts, few_shot_examples
-from softeval.engine.models import ModelOptions, load_model, model_identity
+from softeval.engine.models import ModelOptions, model_identity
 from softeval.engine.softprompt import load_prompt
 from softeval.io import atomic_write_json
 from softeval.provenance import provenance
+from softeval.settings import GenerateSettings, LoglikSettings
 
 
 @dataclass(frozen=True)
@@ -46,12 +48,6 @@ def embedding_width(model: Any) -> int | None:
     return int(embeddings().weight.shape[1]) if callable(embeddings) else None
 
 
-def load_job_model(ref: str, options: ModelOptions, threads: int) -> tuple[Any, Any, ChatWrap | None]:
-    """The frozen model, its tokenizer, and its chat template when the model entry asks for it."""
-    model, tokenizer = load_model(ref, threads, options)
-    return model, tokenizer, ChatWrap.from_tokenizer(tokenizer) if options.chat_template else None
-
-
 def meta_path(out: Path | str) -> Path:
     """The provenance file written beside a JSONL artifact."""
     out = Path(out)
@@ -72,7 +68,7 @@ class LoadedModel:
     identity: dict[str, Any]
 
 
-def open_model(ref: str, options: ModelOptions | None, threads: int, loader: Loader = load_job_model) -> LoadedModel:
+def open_model(ref: str, options: ModelOptions | None, threads: int, loader: Loader = load_with_chat) -> LoadedModel:
     """`loader` gives (model, tokenizer, chat template): a vLLM engine for the vLLM backend."""
     options = options or ModelOptions()
     model, tokenizer, chat = loader(ref, options, threads)
@@ -101,7 +97,7 @@ def write_method_outputs(
     method: str,
     prompt_files: dict[int, Path],
     outs: dict[int | None, Path],
-    settings: dict[str, Any],
+    settings: GenerateSettings | LoglikSettings,
     make_rows: RowMaker,
 ) -> dict[Path, dict[str, Any]]:
     """Write each output of one method (one per soft-prompt step) in resumable chunks; returns
@@ -110,7 +106,7 @@ def write_method_outputs(
     make_rows(model, tokenizer, unit, [(example, prompt)], vectors, step) gives a chunk's rows.
     """
     model, tokenizer = loaded.model, loaded.tokenizer
-    unit = method_unit(task, data_dir, method, settings["few_shot_k"], settings["seed"], loaded.chat)
+    unit = method_unit(task, data_dir, method, settings.few_shot_k, settings.seed, loaded.chat)
     items = list(zip(unit.test, unit.prompts.prompts, strict=True))
     metas = {}
     for step, out in outs.items():
@@ -125,7 +121,7 @@ def write_method_outputs(
             "method": method,
             "step": step,
             "soft_prompt": prompt_meta.get("params_hash"),
-            "settings": settings,
+            "settings": settings.to_json(),
             "shots": unit.prompts.shot_ids,
         }
         start = time.perf_counter()
@@ -144,9 +140,7 @@ def write_method_outputs(
             def produce(chunk: list[tuple[dict[str, Any], str]], vectors: Any = vectors, step: Any = step) -> list:
                 return make_rows(model, tokenizer, unit, chunk, vectors, step)
 
-            write_in_chunks(
-                out, items, produce, fingerprint, settings["chunk_size"], on_chunk=advance, on_reused=resume
-            )
+            write_in_chunks(out, items, produce, fingerprint, settings.chunk_size, on_chunk=advance, on_reused=resume)
         cut = sum('"prompt_truncated"' in line for line in Path(out).read_text(encoding="utf-8").splitlines())
         if cut:  # softeval.engine.context: kept the end of each over-long prompt
             print(
@@ -154,7 +148,7 @@ def write_method_outputs(
                 "first tokens (their rows have prompt_truncated)",
                 file=sys.stderr,
             )
-        metas[Path(out)] = provenance(fingerprint, seed=settings["seed"], **({"truncated_prompts": cut} if cut else {}))
+        metas[Path(out)] = provenance(fingerprint, seed=settings.seed, **({"truncated_prompts": cut} if cut else {}))
     return metas
 
 
@@ -165,7 +159,7 @@ def run_method_job(
     model_options: ModelOptions | None = None,
     threads: int,
     outs: dict[int | None, Path],
-    loader: Loader = load_job_model,
+    loader: Loader = load_with_chat,
     **method: Any,
 ) -> None:
     """One method's outputs with a model of their own (the `generate` and `loglik` commands)."""

@@ -13,19 +13,21 @@ from pathlib import Path
 from typing import Any
 
 from softeval.data.tasks import Task
+from softeval.engine.backends import backend_for
 from softeval.engine.backoff import free_memory
 from softeval.engine.models import ModelOptions
 from softeval.jobs.common import (
     LoadedModel,
     forget_provenance,
-    load_job_model,
+    load_with_chat,
     open_model,
     write_method_outputs,
     write_provenance,
 )
-from softeval.jobs.generate import generation_loader, generation_rows, uses_vllm
+from softeval.jobs.generate import generation_rows
 from softeval.jobs.loglik import option_rows
 from softeval.schema import InputError
+from softeval.settings import GenerateSettings, LoglikSettings
 
 
 @dataclass(frozen=True)
@@ -45,14 +47,15 @@ def run_evaluate(
     task: Task,
     data_dir: Path,
     methods: list[MethodOutputs],
-    generate_settings: dict[str, Any],
-    loglik_settings: dict[str, Any],
+    generate_settings: GenerateSettings,
+    loglik_settings: LoglikSettings | None,
     threads: int,
 ) -> None:
     """Option log-likelihoods first, then responses, for every method given.
 
-    With the vLLM backend, the Hugging Face model that scores options is freed before the
-    engine starts (the engine takes a fixed share of GPU memory); otherwise one model does both.
+    A backend with an engine of its own (vLLM) starts after the Hugging Face model that scored
+    the options is freed (the engine takes a fixed share of GPU memory); otherwise one model
+    does both. loglik_settings may be None when no method writes option log-likelihoods.
     """
     if any(m.logliks for m in methods) and not task.closed:
         raise InputError(f"task {task.name} is open; option log-likelihoods exist for closed tasks only")
@@ -61,11 +64,13 @@ def run_evaluate(
     metas: dict[Path, dict[str, Any]] = {}
     loaded: LoadedModel | None = None
     if any(m.logliks for m in methods):
-        loaded = open_model(model, options, threads, load_job_model)
+        if loglik_settings is None:
+            raise InputError("evaluate: option log-likelihoods need --loglik-settings")
+        loaded = open_model(model, options, threads, load_with_chat)
     forget_provenance(outs)
     common = {"task": task, "data_dir": data_dir}
     for m in methods:
-        if m.logliks and loaded is not None:
+        if m.logliks and loaded is not None and loglik_settings is not None:
             metas |= write_method_outputs(
                 job="loglik",
                 loaded=loaded,
@@ -77,10 +82,11 @@ def run_evaluate(
                 **common,
             )
     if any(m.generations for m in methods):
-        if loaded is None or uses_vllm(generate_settings):
+        backend = backend_for(generate_settings)
+        if loaded is None or not backend.uses_hf_model:
             loaded = None
             free_memory()
-            loaded = open_model(model, options, threads, generation_loader(generate_settings))
+            loaded = open_model(model, options, threads, backend.load)
         make_rows = generation_rows(generate_settings, data_dir)
         for m in methods:
             metas |= write_method_outputs(

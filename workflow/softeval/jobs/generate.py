@@ -8,23 +8,10 @@ from typing import Any
 
 from softeval.data.splits import load_split
 from softeval.data.tasks import TRAIN_MAX, Task
-from softeval.engine.generate import generate_greedy, stop_token_ids
+from softeval.engine.backends import backend_for
 from softeval.engine.methods import ChatWrap, response_target
-from softeval.engine.models import ModelOptions
-from softeval.jobs.common import Loader, RowMaker, Unit, load_job_model, run_method_job
-
-
-def load_vllm_model(settings: dict[str, Any]) -> Any:
-    """The loader of the vLLM backend: an engine instead of a Hugging Face model."""
-
-    def load(ref: str, options: ModelOptions, threads: int) -> tuple[Any, Any, ChatWrap | None]:
-        from softeval.engine.vllm_backend import VLLMModel
-
-        model = VLLMModel(ref, options, settings.get("vllm"))
-        chat = ChatWrap.from_tokenizer(model.tokenizer) if options.chat_template else None
-        return model, model.tokenizer, chat
-
-    return load
+from softeval.jobs.common import RowMaker, Unit, run_method_job
+from softeval.settings import GenerateSettings
 
 
 def generation_budget(task: Task, tokenizer: Any, data_dir: Path, chat: ChatWrap | None, default: int) -> int:
@@ -37,51 +24,27 @@ def generation_budget(task: Task, tokenizer: Any, data_dir: Path, chat: ChatWrap
     return math.ceil(longest * 1.1)
 
 
-def uses_vllm(settings: dict[str, Any]) -> bool:
-    return settings.get("backend", "hf") == "vllm"
-
-
-def generation_loader(settings: dict[str, Any]) -> Loader:
-    """The model the settings' backend generates with: a vLLM engine, or the Hugging Face model."""
-    return load_vllm_model(settings) if uses_vllm(settings) else load_job_model
-
-
-def generation_rows(settings: dict[str, Any], data_dir: Path) -> RowMaker:
-    """A chunk's greedy responses, one row each.
-
-    settings: few_shot_k, seed, max_new_tokens, batch_size, chunk_size, backend (hf | vllm), vllm.
-    """
-    vllm = uses_vllm(settings)
+def generation_rows(settings: GenerateSettings, data_dir: Path) -> RowMaker:
+    """A chunk's greedy responses, one row each, from the backend the settings name."""
+    backend = backend_for(settings)
     resolved: dict[str, int] = {}  # each task's one budget, resolved on its first chunk (it needs the tokenizer)
 
     def budget(tokenizer: Any, unit: Unit) -> int:
         if unit.task.name not in resolved:
             chat = unit.prompts.chat
-            resolved[unit.task.name] = generation_budget(
-                unit.task, tokenizer, data_dir, chat, settings["max_new_tokens"]
-            )
+            resolved[unit.task.name] = generation_budget(unit.task, tokenizer, data_dir, chat, settings.max_new_tokens)
         return resolved[unit.task.name]
 
     def rows(model: Any, tokenizer: Any, unit: Unit, chunk: list, vectors: Any, step: int | None) -> list:
-        if vllm:
-            generations = model.generate(
-                [prompt for _, prompt in chunk],
-                vectors,
-                unit.task.stop,
-                budget(tokenizer, unit),
-                stop_token_ids(model, tokenizer),
-            )
-        else:
-            generations = generate_greedy(
-                model,
-                tokenizer,
-                [prompt for _, prompt in chunk],
-                vectors=vectors,
-                stops=unit.task.stop,
-                max_new_tokens=budget(tokenizer, unit),
-                batch_size=settings["batch_size"],
-                shared_prefix=unit.prompts.shared_prefix,
-            )
+        generations = backend.generate(
+            model,
+            tokenizer,
+            [prompt for _, prompt in chunk],
+            vectors=vectors,
+            stops=unit.task.stop,
+            max_new_tokens=budget(tokenizer, unit),
+            shared_prefix=unit.prompts.shared_prefix,
+        )
         return [
             {
                 "id": example["id"],
@@ -100,13 +63,13 @@ def generation_rows(settings: dict[str, Any], data_dir: Path) -> RowMaker:
     return rows
 
 
-def run_generate(*, settings: dict[str, Any], data_dir: Path, **job: Any) -> None:
+def run_generate(*, settings: GenerateSettings, data_dir: Path, **job: Any) -> None:
     """Responses for every output of the job (one per soft-prompt step, else one)."""
     run_method_job(
         job="generate",
         settings=settings,
         data_dir=data_dir,
         make_rows=generation_rows(settings, data_dir),
-        loader=generation_loader(settings),
+        loader=backend_for(settings).load,
         **job,
     )

@@ -14,52 +14,10 @@ from typing import Any
 from softeval.data.splits import load_split
 from softeval.data.tasks import Task
 from softeval.io import atomic_write_jsonl, read_jsonl
+from softeval.judges.factory import make_judge
 from softeval.judges.harness import harness_scores
-from softeval.judges.rule import Judge, RuleJudge
 from softeval.schema import InputError
-
-JUDGES = ("rule", "hf", "openai")
-DEFAULT_PROMPTS = Path(__file__).resolve().parents[3] / "config" / "judges" / "default.yaml"
-
-
-def make_judge(spec: dict[str, Any] | str, threads: int = 1) -> Judge:
-    """The judge a config's evaluation.judge describes: rule, or an LLM (hf, openai) behind the
-    rule cascade."""
-    spec = {"name": spec} if isinstance(spec, str) else spec
-    name = spec.get("name", "rule")
-    if name == "rule":
-        return RuleJudge()
-    if name not in ("hf", "openai"):
-        raise InputError(f"unknown judge {name!r}; use one of {', '.join(JUDGES)} (config key evaluation.judge.name)")
-    from softeval.judges.local_lm import CascadeJudge, JudgePrompts, VerdictCache
-
-    spec = {"prompts": str(DEFAULT_PROMPTS), "cache": "results/judge_cache.sqlite", **spec}
-    required = ("model",) if name == "hf" else ("base_url", "model")
-    missing = [k for k in required if not spec.get(k)]
-    if missing:
-        raise InputError(f"judge {name!r} needs evaluation.judge.{missing[0]}")
-    prompts, cache = JudgePrompts.load(spec["prompts"]), VerdictCache(spec["cache"])
-    if name == "hf":
-        from softeval.engine.models import load_model
-        from softeval.judges.local_lm import HFJudge
-
-        model, tokenizer = load_model(spec["model"], threads)
-        backend = HFJudge(model, tokenizer, spec["model"], prompts, cache, spec.get("batch_size", 16))
-    else:
-        from softeval.judges.openai_compatible import OpenAIJudge
-
-        backend = OpenAIJudge(
-            base_url=spec["base_url"],
-            model=spec["model"],
-            prompts=prompts,
-            cache=cache,
-            api_key_env=spec.get("api_key_env"),
-            concurrency=spec.get("concurrency", 8),
-            timeout=spec.get("timeout", 60.0),
-            max_retries=spec.get("max_retries", 5),
-            extra_body=spec.get("extra_body"),
-        )
-    return CascadeJudge(backend, cascade=spec.get("cascade", True))
+from softeval.settings import JudgeSettings
 
 
 def read_rows(path: Path, ids: list[str], what: str) -> list[dict[str, Any]]:
@@ -77,14 +35,14 @@ def run_judge(
     *,
     task: Task,
     data_dir: Path,
-    judge_name: str | dict[str, Any],
+    settings: JudgeSettings | str,
     generations: list[Path],
     logliks: list[Path],
     outs: list[Path],
 ) -> None:
     if len(generations) != len(outs) or (task.closed and len(logliks) != len(outs)):
         raise InputError("judge: give one output per generation file (and one log-likelihood file each, closed tasks)")
-    judge = make_judge(judge_name)
+    judge = make_judge(settings)
     test = [dict(row) for row in load_split(data_dir, "test")]
     ids = [example["id"] for example in test]
     # closed tasks take knowledge from the option likelihoods: ask the judge for format only

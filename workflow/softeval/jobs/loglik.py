@@ -8,9 +8,10 @@ from softeval.data.tasks import Task
 from softeval.engine.loglik import score_options
 from softeval.jobs.common import RowMaker, Unit, run_method_job
 from softeval.schema import InputError
+from softeval.settings import LoglikSettings
 
 
-def option_rows(settings: dict[str, Any], task: Task) -> RowMaker:
+def option_rows(settings: LoglikSettings, task: Task) -> RowMaker:
     """A chunk's option log-likelihoods and choices, one row each.
 
     settings: few_shot_k, seed, batch_size, chunk_size, share_prompt (default true).
@@ -28,10 +29,10 @@ def option_rows(settings: dict[str, Any], task: Task) -> RowMaker:
             prompts,
             examples,
             vectors,
-            settings["batch_size"],
+            settings.batch_size,
             unit.prompts.chat,
             shared_prefix=unit.prompts.shared_prefix,
-            share_prompt=settings.get("share_prompt", True),
+            share_prompt=settings.share_prompt,
         )
         return [
             {
@@ -53,6 +54,6 @@ def option_rows(settings: dict[str, Any], task: Task) -> RowMaker:
     return rows
 
 
-def run_loglik(*, settings: dict[str, Any], task: Task, **job: Any) -> None:
+def run_loglik(*, settings: LoglikSettings, task: Task, **job: Any) -> None:
     """Every option's summed log-likelihood and token count, per output (one per soft-prompt step)."""
     run_method_job(job="loglik", settings=settings, task=task, make_rows=option_rows(settings, task), **job)

@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -14,16 +14,16 @@ from softeval.analysis.claims import Inputs, check_claims, write_claims
 from softeval.analysis.publish import write_table
 from softeval.analysis.tables import (
     BASELINES,
-    Settings,
     consensus_table,
     knowledge_format_table,
     score_gap_table,
     swap_distance_table,
 )
 from softeval.analysis.unit_checks import summary_line, unit_checks
-from softeval.engine.methods import unit_name
 from softeval.io import read_jsonl
+from softeval.layout import unit_path
 from softeval.schema import InputError
+from softeval.settings import AnalysisSettings
 
 SWAP_BEST = {
     "distance": "min",
@@ -37,16 +37,6 @@ SWAP_BEST = {
 }
 
 
-def settings_from(params: dict[str, Any]) -> Settings:
-    return Settings(
-        final_step=params["final_step"],
-        first_step=params["first_step"],
-        reference_method=params["reference_method"],
-        bootstrap=params["bootstrap"],
-        seed=params["seed"],
-    )
-
-
 def ground_truth(zoo_csv: Path | None) -> dict[str, float] | None:
     """The embedded zoo's true knowledge of each base model (cloze probe), if there is a zoo."""
     if zoo_csv is None:
@@ -58,11 +48,6 @@ def ground_truth(zoo_csv: Path | None) -> dict[str, float] | None:
     return dict(zip(base["model"], base["knowledge"].astype(float), strict=True))
 
 
-def score_file(scores_root: Path, model: str, role: str, task: str, method: str, step: int | None) -> Path:
-    """Where the judge job wrote one unit's per-example verdicts."""
-    return scores_root / model / role / task / f"{unit_name(method, step)}.jsonl"
-
-
 def per_example_reader(scores_root: Path, summary: pd.DataFrame, metric: str):
     """Per-example verdicts of every model in one unit, for bootstrap resampling."""
     models = sorted(set(summary["model"]))
@@ -71,7 +56,7 @@ def per_example_reader(scores_root: Path, summary: pd.DataFrame, metric: str):
         out: dict[str, np.ndarray] = {}
         ids: list[str] | None = None
         for model in models:
-            path = score_file(scores_root, model, role, task, method, step)
+            path = unit_path(scores_root, model, role, task, method, step)
             rows = read_jsonl(path, "scores")
             if ids is not None and [row["id"] for row in rows] != ids:
                 raise InputError(f"{path}: other test examples than {models[0]}'s; delete it to recompute")
@@ -86,7 +71,7 @@ def base_score_reader(scores_root: Path):
     """Per-example score rows of one base-model unit."""
 
     def read(model: str, task: str, method: str, step: int | None) -> list[dict]:
-        return read_jsonl(score_file(scores_root, model, "base", task, method, step), "scores")
+        return read_jsonl(unit_path(scores_root, model, "base", task, method, step), "scores")
 
     return read
 
@@ -96,7 +81,7 @@ def base_choice_reader(loglik_root: Path):
     knowledge scores), with the number of options per question."""
 
     def read(model: str, task: str, method: str, step: int | None) -> tuple[list[int], int]:
-        path = loglik_root / model / "base" / task / f"{unit_name(method, step)}.jsonl"
+        path = unit_path(loglik_root, model, "base", task, method, step)
         rows = read_jsonl(path, "option log-likelihoods")
         try:
             return [int(row["chosen"]) for row in rows], max(len(row["options"]) for row in rows)
@@ -118,7 +103,7 @@ class UnitReader:
     def unit(self, unit: tuple) -> list[dict]:
         if unit not in self.rows:
             role, model, task, method, step = unit
-            path = score_file(self.scores_root, model, role, task, method, step)
+            path = unit_path(self.scores_root, model, role, task, method, step)
             rows = read_jsonl(path, "scores")
             ids = [row["id"] for row in rows]
             seen = self.ids.setdefault(task, (ids, path))
@@ -144,39 +129,28 @@ class UnitReader:
         return closed
 
 
-def run_tables(
-    *, summary_path: Path, scores_root: Path, loglik_root: Path, zoo_csv: Path | None, params: dict, out_dir: Path
-) -> None:
-    summary = load_summary(summary_path)
-    settings = settings_from(params)
-    truth = ground_truth(zoo_csv)
+@dataclass(frozen=True)
+class Publication:
+    """One publication table before it is written: its rows, file stem, caption and best-value marks."""
+
+    name: str
+    table: pd.DataFrame
+    caption: str
+    best: dict[str, str] | None = None
+    group: str | None = None
+
+
+def evidence_tables(
+    summary: pd.DataFrame,
+    scores_root: Path,
+    loglik_root: Path,
+    truth: dict[str, float] | None,
+    settings: AnalysisSettings,
+) -> list[Publication]:
+    """Every table of the tables job, computed (nothing is written here)."""
     pilot = pilot_note(summary)
     swap = swap_distance_table(summary, per_example_reader(scores_root, summary, settings.metric), settings, truth)
-    write_table(
-        swap.drop(columns=["base_ranking", "post_ranking"]),
-        out_dir / "swap_distance",
-        "Swap distance between the base-model ranking under each method and the post-trained ranking "
-        f"({settings.reference_method}); ties broken alphabetically (min/max over all tie-breaks), "
-        "95% bootstrap interval over test examples" + pilot,
-        best={k: v for k, v in SWAP_BEST.items() if k in swap.columns},
-        group="task",
-    )
     consensus = consensus_table(swap, truth)
-    write_table(
-        consensus,
-        out_dir / "consensus",
-        "Kemeny consensus of the per-task base rankings under each method (exact integer program), its total "
-        "swap distance to them, and its distance to the consensus of the post-trained rankings" + pilot,
-        best={k: "min" for k in ("distance_to_post", "distance_to_truth") if k in consensus.columns},
-    )
-    gap = score_gap_table(summary, settings)
-    write_table(
-        gap,
-        out_dir / "score_gap",
-        "Score gap: post-trained minus base strict score of the same model and method (mean over models)" + pilot,
-        best={"gap_abs": "min"},
-        group="task",
-    )
     base = summary[summary["role"] == "base"]
     methods = set(base["method"])
     checks = unit_checks(
@@ -185,28 +159,78 @@ def run_tables(
         [m for m in BASELINES if m in methods],
         base_score_reader(scores_root),
         settings,
-        lambda model, task, method, step: str(score_file(scores_root, model, "base", task, method, step)),
+        lambda model, task, method, step: str(unit_path(scores_root, model, "base", task, method, step)),
         base_choice_reader(loglik_root),
     )
-    write_table(
-        checks,
-        out_dir / "unit_checks",
-        f"Per base model and task, soft prompt at step {settings.final_step}: {summary_line(checks, settings.metric)}. "
-        "only_*: test examples only one of the two methods gets right; p_*: exact McNemar p-value; "
-        "choice_entropy_*: spread of the options chosen by likelihood (closed tasks; 1 = even, 0 = one option)" + pilot,
-    )
-    write_table(
-        knowledge_format_table(summary),
-        out_dir / "knowledge_format",
-        "Knowledge, format and strict accuracy per role, method and tuning step (mean over models and tasks; "
-        "_low/_high: mean 95% bootstrap bounds)" + pilot,
-    )
+    return [
+        Publication(
+            "swap_distance",
+            swap.drop(columns=["base_ranking", "post_ranking"]),
+            "Swap distance between the base-model ranking under each method and the post-trained ranking "
+            f"({settings.reference_method}); ties broken alphabetically (min/max over all tie-breaks), "
+            "95% bootstrap interval over test examples" + pilot,
+            best={k: v for k, v in SWAP_BEST.items() if k in swap.columns},
+            group="task",
+        ),
+        Publication(
+            "consensus",
+            consensus,
+            "Kemeny consensus of the per-task base rankings under each method (exact integer program), its total "
+            "swap distance to them, and its distance to the consensus of the post-trained rankings" + pilot,
+            best={k: "min" for k in ("distance_to_post", "distance_to_truth") if k in consensus.columns},
+        ),
+        Publication(
+            "score_gap",
+            score_gap_table(summary, settings),
+            "Score gap: post-trained minus base strict score of the same model and method (mean over models)" + pilot,
+            best={"gap_abs": "min"},
+            group="task",
+        ),
+        Publication(
+            "unit_checks",
+            checks,
+            f"Per base model and task, soft prompt at step {settings.final_step}: "
+            f"{summary_line(checks, settings.metric)}. "
+            "only_*: test examples only one of the two methods gets right; p_*: exact McNemar p-value; "
+            "choice_entropy_*: spread of the options chosen by likelihood (closed tasks; 1 = even, 0 = one option)"
+            + pilot,
+        ),
+        Publication(
+            "knowledge_format",
+            knowledge_format_table(summary),
+            "Knowledge, format and strict accuracy per role, method and tuning step (mean over models and tasks; "
+            "_low/_high: mean 95% bootstrap bounds)" + pilot,
+        ),
+    ]
 
 
-def run_figures(*, summary_path: Path, swap_csv: Path, gap_csv: Path, params: dict, out_dir: Path) -> None:
+def run_tables(
+    *,
+    summary_path: Path,
+    scores_root: Path,
+    loglik_root: Path,
+    zoo_csv: Path | None,
+    settings: AnalysisSettings,
+    out_dir: Path,
+) -> None:
+    """Compute every evidence table, then write each as CSV, Markdown and LaTeX."""
+    tables = evidence_tables(load_summary(summary_path), scores_root, loglik_root, ground_truth(zoo_csv), settings)
+    for publication in tables:
+        write_table(
+            publication.table,
+            out_dir / publication.name,
+            publication.caption,
+            best=publication.best,
+            group=publication.group,
+        )
+
+
+def run_figures(
+    *, summary_path: Path, swap_csv: Path, gap_csv: Path, settings: AnalysisSettings, out_dir: Path
+) -> None:
     summary = load_summary(summary_path)
-    figures.tuning_curve(summary, set(params.get("closed_tasks", [])), out_dir / "tuning_curve")
-    figures.method_scores(summary, params["final_step"], out_dir / "method_scores")
+    figures.tuning_curve(summary, set(settings.closed_tasks), out_dir / "tuning_curve")
+    figures.method_scores(summary, settings.final_step, out_dir / "method_scores")
     figures.swap_distances(pd.read_csv(swap_csv), out_dir / "swap_distance")
     figures.score_gaps(pd.read_csv(gap_csv), out_dir / "score_gap")
 
@@ -217,7 +241,7 @@ def run_claims(
     swap_csv: Path,
     scores_root: Path,
     loglik_root: Path,
-    params: dict,
+    settings: AnalysisSettings,
     out_stem: Path,
 ) -> None:
     """claims.{md,csv,tex}; the zoo's ground truth comes in through the swap table's truth_distance."""
@@ -228,7 +252,7 @@ def run_claims(
         swap=pd.read_csv(swap_csv),
         read=reader,
         closed_tasks=reader.closed_tasks(summary),
-        settings=settings_from(params),
+        settings=settings,
         choices=base_choice_reader(loglik_root),
     )
     write_claims(check_claims(inputs), out_stem, pilot_note(summary), inputs.swap)

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import dataclasses
 import hashlib
 import json
 import time
@@ -15,7 +14,8 @@ from softeval.engine.methods import ChatWrap, build_prompts, response_target
 from softeval.engine.models import ModelOptions, model_identity
 from softeval.engine.softprompt import TuneConfig, export_peft, lr_factor, save_prompt, tune
 from softeval.io import atomic_write_json, atomic_write_text
-from softeval.jobs.common import load_job_model
+from softeval.jobs.common import load_with_chat
+from softeval.layout import snapshot_name
 from softeval.provenance import provenance
 
 
@@ -25,10 +25,6 @@ def chat_record(tokenizer: Any, chat: ChatWrap) -> dict[str, str]:
         tokenizer.chat_template if isinstance(tokenizer.chat_template, str) else json.dumps(tokenizer.chat_template)
     )
     return {"sha256": hashlib.sha256(template.encode()).hexdigest()[:16], "head": chat.head, "tail": chat.tail}
-
-
-def snapshot_name(step: int) -> str:
-    return f"step{step}.safetensors"
 
 
 def run_tune(
@@ -49,15 +45,15 @@ def run_tune(
     start = time.perf_counter()
     options = model_options or ModelOptions()
     ref = model
-    model, tokenizer, chat = load_job_model(ref, options, threads)
+    model, tokenizer, chat = load_with_chat(ref, options, threads)
     train = [dict(row) for row in load_split(data_dir, "train")]
     prompts = build_prompts(task, "zero_shot", train, chat=chat).prompts
     pairs = [(prompt, response_target(task.target(ex), chat)) for prompt, ex in zip(prompts, train, strict=True)]
     identity = model_identity(ref, model, options)
-    params: dict[str, Any] = {"tune": dataclasses.asdict(config), "task": task.name, "task_version": task.version}
+    recorded: dict[str, Any] = {"tune": config.as_dict(), "task": task.name, "task_version": task.version}
     if chat is not None:  # the prompt learnt to sit inside this template: an adapter says which
-        params["chat_template"] = chat_record(tokenizer, chat)
-    record = provenance(params, seed=config.seed, **identity)
+        recorded["chat_template"] = chat_record(tokenizer, chat)
+    record = provenance(recorded, seed=config.seed, **identity)
 
     def write_snapshot(step: int, vectors: Any) -> None:
         save_prompt(out_dir / snapshot_name(step), vectors, {**record, "step": step})
@@ -76,7 +72,7 @@ def run_tune(
         "snapshots": sorted(result.snapshots),
     }
     save_prompt(out_dir / "prompt.safetensors", result.vectors, {**record, "step": config.steps})
-    chat_meta = {"softeval_chat_template": json.dumps(params["chat_template"])} if chat is not None else None
+    chat_meta = {"softeval_chat_template": json.dumps(recorded["chat_template"])} if chat is not None else None
     export_peft(out_dir / "peft", result.vectors, model, ref, chat_meta)
     curve = "".join(
         f"{step},{loss:.6f},{config.lr * lr_factor(step, config):.6g}\n" for step, loss in enumerate(result.losses)

@@ -11,13 +11,13 @@ from __future__ import annotations
 import random
 from collections.abc import Iterable, Iterator
 from pathlib import Path
-from typing import Any
 
 import torch
 from tokenizers import processors
 from transformers import LlamaConfig, LlamaForCausalLM, PreTrainedTokenizerFast
 
 from softeval.io import atomic_directory, read_jsonl
+from softeval.settings import RandomModelSettings
 from softeval.zoo.tokenizer import byte_level_bpe
 
 BOS, EOS, TURN_START, TURN_END = "<s>", "</s>", "<|im_start|>", "<|im_end|>"
@@ -66,25 +66,27 @@ def task_texts(data_files: Iterable[Path]) -> Iterator[str]:
             yield " ".join(str(v) for v in (row["question"], row["answer"], *(row.get("options") or [])))
 
 
-def build_random_model(spec: dict[str, Any], tokenizer_dir: Path, out_dir: Path, role: str, chat: bool) -> None:
+def build_random_model(
+    settings: RandomModelSettings, tokenizer_dir: Path, out_dir: Path, role: str, chat: bool
+) -> None:
     """Write a Hugging Face model directory: random weights (seeded per role) and the tokenizer."""
     tokenizer = PreTrainedTokenizerFast.from_pretrained(str(tokenizer_dir))
     if chat:
         tokenizer.chat_template = CHATML
     config = LlamaConfig(
         vocab_size=len(tokenizer),
-        hidden_size=spec["width"],
-        intermediate_size=4 * spec["width"],
-        num_hidden_layers=spec["layers"],
-        num_attention_heads=spec["heads"],
-        num_key_value_heads=spec["heads"],
+        hidden_size=settings.width,
+        intermediate_size=4 * settings.width,
+        num_hidden_layers=settings.layers,
+        num_attention_heads=settings.heads,
+        num_key_value_heads=settings.heads,
         max_position_embeddings=2048,
         bos_token_id=tokenizer.bos_token_id,
         eos_token_id=tokenizer.eos_token_id,
         pad_token_id=tokenizer.pad_token_id,
         tie_word_embeddings=True,
     )
-    torch.manual_seed(spec["seed"] * 2 + (role == "post"))
+    torch.manual_seed(settings.seed * 2 + (role == "post"))
     model = LlamaForCausalLM(config)
     if chat:  # a chat model ends its turn with <|im_end|>, as instruct models list it in generation_config
         model.generation_config.eos_token_id = [tokenizer.eos_token_id, tokenizer.convert_tokens_to_ids(TURN_END)]

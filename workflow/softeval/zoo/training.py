@@ -188,7 +188,7 @@ def pretrain(
     recipe: Recipe,
     style: CorpusStyle,
     size: dict[str, int],
-    hyper: dict[str, Any],
+    training: dict[str, Any],
     seed: int,
     threads: int,
     out_dir: Path,
@@ -199,14 +199,14 @@ def pretrain(
     tokenizer = AutoTokenizer.from_pretrained(tokenizer_dir)
     model = build_model(size, tokenizer)
     corpus = PretrainCorpus(world, tasks, recipe, seed=f"{seed}-{name}-corpus", style=style)
-    batches = packed_batches(corpus, tokenizer, hyper["batch_size"], hyper["seq_len"])
+    batches = packed_batches(corpus, tokenizer, training["batch_size"], training["seq_len"])
     start = time.perf_counter()
-    losses = train_loop(model, batches, hyper["steps"], hyper["lr"], hyper["warmup_steps"], f"pretrain {name}")
+    losses = train_loop(model, batches, training["steps"], training["lr"], training["warmup_steps"], f"pretrain {name}")
     params = {
         "recipe": {"coverage": recipe.coverage, "format_exposure": recipe.format_exposure},
         "corpus": dataclasses.asdict(style),
         "size": size,
-        "pretrain": hyper,
+        "pretrain": training,
         "tasks": {task.name: task.version for task in tasks},
         "world_seed": world.seed,
     }
@@ -220,7 +220,7 @@ def posttrain(
     base_dir: Path,
     tasks: list[Task],
     data_dirs: dict[str, Path],
-    hyper: dict[str, Any],
+    training: dict[str, Any],
     seed: int,
     threads: int,
     out_dir: Path,
@@ -230,10 +230,12 @@ def posttrain(
     tokenizer = AutoTokenizer.from_pretrained(base_dir)
     model = AutoModelForCausalLM.from_pretrained(base_dir)
     items = [(task, example) for task in tasks for example in load_split(data_dirs[task.name], "train")]
-    batches = sft_batches(items, tokenizer, hyper["batch_size"], seed)
+    batches = sft_batches(items, tokenizer, training["batch_size"], seed)
     start = time.perf_counter()
-    losses = train_loop(model, batches, hyper["steps"], hyper["lr"], hyper["warmup_steps"], f"posttrain {name}")
-    params = {"posttrain": hyper, "tasks": {task.name: task.version for task in tasks}}
+    losses = train_loop(
+        model, batches, training["steps"], training["lr"], training["warmup_steps"], f"posttrain {name}"
+    )
+    params = {"posttrain": training, "tasks": {task.name: task.version for task in tasks}}
     meta = training_meta(name, "post", model, losses, start, provenance(params, seed=seed, threads=threads))
     meta["base"] = str(base_dir)
     save_model(model, tokenizer, out_dir, meta, losses)

@@ -1,0 +1,128 @@
+"""Generation backends: one small protocol, chosen by name (evaluation.generate.backend).
+
+A backend loads what it generates with and returns greedy texts for prompts, with an
+optional soft prompt before each. "hf" is softeval's own generator on the Hugging Face model
+(the reference every invariant test checks); "vllm" hands the same token ids, or the soft
+prompt's vectors followed by the prompt's embeddings, to a vLLM engine. Jobs ask the registry
+for a backend by name and never branch on which one it is.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from typing import Any, ClassVar, Protocol
+
+import torch
+
+from softeval.engine.generate import Generation, generate_greedy, stop_token_ids
+from softeval.engine.methods import ChatWrap
+from softeval.engine.models import ModelOptions, load_model
+from softeval.schema import InputError
+from softeval.settings import GenerateSettings
+
+
+class GenerationBackend(Protocol):
+    """Greedy generation for prompts with an optional soft prompt (`vectors`)."""
+
+    # True when it generates with the job's Hugging Face model, so a job that scored options
+    # with that model first keeps it loaded; False when it loads an engine of its own.
+    uses_hf_model: ClassVar[bool]
+
+    def load(self, ref: str, options: ModelOptions, threads: int) -> tuple[Any, Any, ChatWrap | None]:
+        """(model or engine, tokenizer, chat template when the model entry asks for it)."""
+        ...
+
+    def generate(
+        self,
+        model: Any,
+        tokenizer: Any,
+        prompts: Sequence[str],
+        *,
+        vectors: torch.Tensor | None,
+        stops: Sequence[str],
+        max_new_tokens: int,
+        shared_prefix: str | None,
+    ) -> list[Generation]: ...
+
+
+def load_with_chat(ref: str, options: ModelOptions, threads: int) -> tuple[Any, Any, ChatWrap | None]:
+    """The frozen Hugging Face model, its tokenizer, and its chat template when the entry asks for it."""
+    model, tokenizer = load_model(ref, threads, options)
+    return model, tokenizer, ChatWrap.from_tokenizer(tokenizer) if options.chat_template else None
+
+
+class HFBackend:
+    """softeval's batched generator with a KV cache on the Hugging Face model (the reference)."""
+
+    uses_hf_model: ClassVar[bool] = True
+
+    def __init__(self, settings: GenerateSettings) -> None:
+        self.batch_size = settings.batch_size
+
+    def load(self, ref: str, options: ModelOptions, threads: int) -> tuple[Any, Any, ChatWrap | None]:
+        return load_with_chat(ref, options, threads)
+
+    def generate(
+        self,
+        model: Any,
+        tokenizer: Any,
+        prompts: Sequence[str],
+        *,
+        vectors: torch.Tensor | None,
+        stops: Sequence[str],
+        max_new_tokens: int,
+        shared_prefix: str | None,
+    ) -> list[Generation]:
+        return generate_greedy(
+            model,
+            tokenizer,
+            prompts,
+            vectors=vectors,
+            stops=stops,
+            max_new_tokens=max_new_tokens,
+            batch_size=self.batch_size,
+            shared_prefix=shared_prefix,
+        )
+
+
+class VLLMBackend:
+    """A vLLM engine (pip install "softeval[vllm]"); it caches shared prefixes itself."""
+
+    uses_hf_model: ClassVar[bool] = False
+
+    def __init__(self, settings: GenerateSettings) -> None:
+        self.engine = settings.vllm
+
+    def load(self, ref: str, options: ModelOptions, threads: int) -> tuple[Any, Any, ChatWrap | None]:
+        from softeval.engine.vllm_backend import VLLMModel
+
+        model = VLLMModel(ref, options, self.engine)
+        return model, model.tokenizer, ChatWrap.from_tokenizer(model.tokenizer) if options.chat_template else None
+
+    def generate(
+        self,
+        model: Any,
+        tokenizer: Any,
+        prompts: Sequence[str],
+        *,
+        vectors: torch.Tensor | None,
+        stops: Sequence[str],
+        max_new_tokens: int,
+        shared_prefix: str | None,
+    ) -> list[Generation]:
+        return model.generate(prompts, vectors, stops, max_new_tokens, stop_token_ids(model, tokenizer))
+
+
+BACKENDS: dict[str, Callable[[GenerateSettings], GenerationBackend]] = {"hf": HFBackend, "vllm": VLLMBackend}
+
+
+def backend_for(settings: GenerateSettings) -> GenerationBackend:
+    """The backend evaluation.generate.backend names."""
+    try:
+        make = BACKENDS[settings.backend]
+    except KeyError:
+        raise InputError(
+            f"unknown generation backend {settings.backend!r}; use one of {', '.join(BACKENDS)} "
+            "(config key evaluation.generate.backend)"
+        ) from None
+    return make(settings)

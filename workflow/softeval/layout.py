@@ -1,0 +1,87 @@
+"""Where a run's files live under results/: the one owner of every per-unit path.
+
+A unit is one model x role x task x method (x soft-prompt step). Its generations, option
+log-likelihoods and verdicts live in files of the same relative name under three folders,
+and its tuned prompt under softprompts/. The workflow's rules, the judge and aggregate jobs,
+the tables and `softeval review` all build and parse those paths here, so moving a file is a
+one-line change. Pure string work: no imports beyond the standard library.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+
+from softeval.schema import InputError
+
+RESULTS = "results"
+GENERATIONS, LOGLIK, SCORES, SOFTPROMPTS = "generations", "loglik", "scores", "softprompts"
+UNIT_KINDS = (GENERATIONS, LOGLIK, SCORES)  # per-unit files with one row per test example
+SOFT_PROMPT = "soft_prompt"
+
+
+def unit_name(method: str, step: int | None) -> str:
+    """A unit's file name under <kind>/<model>/<role>/<task>/ (without .jsonl): the method,
+    or soft_prompt/step<N> for a soft-prompt snapshot."""
+    if method != SOFT_PROMPT:
+        return method
+    if step is None:
+        raise InputError("soft_prompt has one unit per tuning step; pass --step <N> (e.g. --step 80)")
+    return f"{SOFT_PROMPT}/step{step}"
+
+
+def unit_folder(model: str = "{model}", role: str = "{role}", task: str = "{task}") -> str:
+    """<model>/<role>/<task>: the folder of a model's files for one task (Snakemake wildcards by default)."""
+    return f"{model}/{role}/{task}"
+
+
+def unit_file(
+    kind: str, unit: str, model: str = "{model}", role: str = "{role}", task: str = "{task}", root: str = RESULTS
+) -> str:
+    """results/<kind>/<model>/<role>/<task>/<unit>.jsonl; with the default arguments, the
+    Snakemake pattern of that file with {model}, {role} and {task} wildcards."""
+    if kind not in UNIT_KINDS:
+        raise ValueError(f"unknown unit file kind {kind!r}; one of {', '.join(UNIT_KINDS)}")
+    return f"{root}/{kind}/{unit_folder(model, role, task)}/{unit}.jsonl"
+
+
+def unit_path(kind_folder: Path, model: str, role: str, task: str, method: str, step: int | None) -> Path:
+    """One unit's file under a kind's folder (results/scores, results/generations, results/loglik)."""
+    return kind_folder / unit_folder(model, role, task) / f"{unit_name(method, step)}.jsonl"
+
+
+def softprompt_file(name: str, model: str = "{model}", role: str = "{role}", task: str = "{task}") -> str:
+    """results/softprompts/<model>/<role>/<task>/<name>: a tuned prompt's files (prompt.safetensors,
+    step<N>.safetensors, curve.csv, meta.json, peft/)."""
+    return f"{RESULTS}/{SOFTPROMPTS}/{unit_folder(model, role, task)}/{name}"
+
+
+def snapshot_name(step: int) -> str:
+    """The file name of the soft prompt after `step` tuning steps."""
+    return f"step{step}.safetensors"
+
+
+@dataclass(frozen=True)
+class Unit:
+    """Which unit a per-unit file belongs to, read back from its path."""
+
+    model: str
+    role: str
+    task: str
+    method: str
+    step: int | None
+
+    def as_row(self) -> dict[str, object]:
+        return {"model": self.model, "role": self.role, "task": self.task, "method": self.method, "step": self.step}
+
+
+def parse_unit_path(kind_folder: Path, path: Path) -> Unit:
+    """The unit of <kind_folder>/<model>/<role>/<task>/<method>[/step<N>].jsonl."""
+    parts = path.relative_to(kind_folder).with_suffix("").parts
+    if len(parts) == 4:
+        model, role, task, method = parts
+        return Unit(model, role, task, method, None)
+    if len(parts) == 5 and parts[4].startswith("step") and parts[4][4:].isdigit():
+        model, role, task, method, step = parts
+        return Unit(model, role, task, method, int(step[4:]))
+    raise InputError(f"{path}: not a per-unit file of the layout <model>/<role>/<task>/<method>[/step<N>].jsonl")
