@@ -125,6 +125,12 @@ def test_the_paper_config_plans_offline(tmp_path):
     assert "pretrain" not in jobs and "zoo_report" not in jobs
     assert "gpu=1, runtime=360, mem_mb=64000" in result.stdout
     assert "--model meta-llama/Llama-3.1-8B-Instruct" in result.stdout and '"chat_template": true' in result.stdout
+    # a lettered task's shared block (include: _lettered_choice.yaml) is an input of its jobs
+    for rule in ("prepare_task", "tune", "evaluate_closed", "judge"):
+        job = next(b for b in result.stdout.split("\n\n") if f"rule {rule}:" in b and "task=mmlu" in b)
+        assert "config/tasks/_lettered_choice.yaml" in job, rule
+    gsm8k = next(b for b in result.stdout.split("\n\n") if "rule prepare_task:" in b and "gsm8k.yaml" in b)
+    assert "_lettered_choice.yaml" not in gsm8k
 
 
 def test_the_slurm_profile_requests_gpus_through_the_executor(tmp_path):

@@ -6,7 +6,7 @@ import pytest
 import yaml
 
 from softeval.data.answers import normalize
-from softeval.data.tasks import load_task
+from softeval.data.tasks import load_task, read_task_data, task_includes, task_names
 from softeval.schema import InputError
 from tests.conftest import CHOICE, NUMERIC, TASK_DIR
 
@@ -126,3 +126,77 @@ def test_task_name_must_match_file(tmp_path):
 def test_unknown_task_lists_available(tmp_path):
     with pytest.raises(InputError, match="task file not found for task 'nope'"):
         load_task(TASK_DIR, "nope")
+
+
+# ---- include: shared blocks (lm-evaluation-harness style) ----
+LETTERED = ("mmlu", "arc_challenge", "commonsense_qa")
+
+
+def _flat_copy(tmp_path, name):
+    """The task file with its include written out: what it meant before it shared a block."""
+    data, included = read_task_data(TASK_DIR / f"{name}.yaml")
+    assert [p.name for p in included] == ["_lettered_choice.yaml"]
+    (tmp_path / f"{name}.yaml").write_text(yaml.safe_dump(data))
+    return load_task(tmp_path, name)
+
+
+@pytest.mark.parametrize("name", LETTERED)
+def test_lettered_tasks_share_one_block_and_mean_what_a_flat_file_means(tmp_path, name):
+    assert "include: _lettered_choice.yaml" in (TASK_DIR / f"{name}.yaml").read_text()
+    assert load_task(TASK_DIR, name) == _flat_copy(tmp_path, name)
+    task = load_task(TASK_DIR, name)
+    assert task.closed and task.max_new_tokens == 48 and task.target_template == " {letter}. {answer}"
+
+
+def test_shared_blocks_are_not_tasks():
+    assert "_lettered_choice" not in task_names(TASK_DIR)
+    assert set(LETTERED) | {"world_choice", "gsm8k"} <= set(task_names(TASK_DIR))
+
+
+def test_a_task_key_overrides_the_included_one_mapping_by_mapping(tmp_path):
+    shutil.copy(TASK_DIR / "_lettered_choice.yaml", tmp_path)
+    data = yaml.safe_load((TASK_DIR / "mmlu.yaml").read_text())
+    data["prompt"] = {"max_new_tokens": 8}  # only this key of the block's prompt
+    (tmp_path / "mmlu.yaml").write_text(yaml.safe_dump(data))
+    task = load_task(tmp_path, "mmlu")
+    assert task.max_new_tokens == 8 and task.query_template == "Question: {question}\n{options}\nAnswer:"
+
+
+def _included_task(tmp_path, include, base_edit=None):
+    base = yaml.safe_load((TASK_DIR / "_lettered_choice.yaml").read_text())
+    if base_edit:
+        base_edit(base)
+    (tmp_path / "_lettered_choice.yaml").write_text(yaml.safe_dump(base))
+    data = yaml.safe_load((TASK_DIR / "mmlu.yaml").read_text())
+    data["include"] = include
+    (tmp_path / "mmlu.yaml").write_text(yaml.safe_dump(data))
+    with pytest.raises(InputError) as info:
+        load_task(tmp_path, "mmlu")
+    message = str(info.value)
+    assert "\n" not in message and str(tmp_path / "mmlu.yaml") in message
+    return message
+
+
+def test_an_include_that_does_not_exist_is_named(tmp_path):
+    assert "_nope.yaml, which does not exist" in _included_task(tmp_path, "_nope.yaml")
+
+
+@pytest.mark.parametrize("include", ["../tasks/_x.yaml", "/etc/passwd", "base.yaml", 3])
+def test_an_include_must_be_a_shared_block_in_the_same_folder(tmp_path, include):
+    assert "field 'include'" in _included_task(tmp_path, include)
+
+
+def test_an_include_cycle_is_an_error(tmp_path):
+    message = _included_task(tmp_path, "_lettered_choice.yaml", lambda b: b.update(include="_lettered_choice.yaml"))
+    assert "cycle" in message
+
+
+def test_a_bad_key_in_the_shared_block_names_the_task_and_the_block(tmp_path):
+    message = _included_task(tmp_path, "_lettered_choice.yaml", lambda b: b["answer"].update(kind="choice"))
+    assert "unknown key 'answer.kind'" in message and "with _lettered_choice.yaml" in message
+
+
+def test_task_includes_lists_the_blocks_a_task_is_built_on():
+    """What the workflow makes an input of the task's jobs (tests/test_smoke.py checks the plan)."""
+    assert [p.name for p in task_includes(TASK_DIR, "mmlu")] == ["_lettered_choice.yaml"]
+    assert task_includes(TASK_DIR, "world_choice") == []

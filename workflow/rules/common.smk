@@ -22,7 +22,7 @@ from softeval.config import (
 )
 from softeval.engine.gguf import locate_gguf
 from softeval.judges.validation import load_validation
-from softeval.data.tasks import load_task
+from softeval.data.tasks import load_task, task_includes
 from softeval.layout import (
     GENERATIONS,
     LOGLIK,
@@ -68,6 +68,16 @@ TASK_DIR = portable(task_dir(config, ROOT))
 ZOO = config["zoo"]
 TASK_SOURCES = {task: load_task(TASK_DIR, task).dataset["source"] for task in TASKS}
 WORLD_TASKS = [task for task in TASKS if TASK_SOURCES[task] == "world"]
+
+
+def included_files(task_dir, task):
+    """The shared blocks a task file includes (include: _name.yaml): inputs of its jobs, so that
+    editing one reruns every task built on it."""
+    return [str(path) for path in task_includes(task_dir, task)]
+
+
+def task_includes_of(wildcards):
+    return included_files(TASK_DIR, wildcards.task)
 KINDS = {m["name"]: model_kind(m) for m in config["models"]}
 ZOO_MODELS = [name for name in MODELS if KINDS[name] == "zoo"]
 if len(MODELS) < 2:
@@ -93,7 +103,8 @@ wildcard_constraints:
 
 def task_files(wildcards=None):
     """The world tasks' files: what the zoo's corpus, tokenizer and probes are built from."""
-    return [f"{TASK_DIR}/{task}.yaml" for task in WORLD_TASKS]
+    files = [f"{TASK_DIR}/{task}.yaml" for task in WORLD_TASKS]
+    return files + sorted({path for task in WORLD_TASKS for path in included_files(TASK_DIR, task)})
 
 
 def task_dir_of(wildcards, input):
@@ -114,7 +125,7 @@ def split_files(split):
 
 def prepare_inputs(wildcards):
     """A world task needs the world; a local task its files; a real task read from a local mirror its files."""
-    inputs = {"task": f"{TASK_DIR}/{wildcards.task}.yaml"}
+    inputs = {"task": f"{TASK_DIR}/{wildcards.task}.yaml", "task_includes": task_includes_of(wildcards)}
     if TASK_SOURCES.get(wildcards.task) == "world":
         inputs["world"] = "results/world/world.json"
     elif TASK_SOURCES.get(wildcards.task) == "local":
@@ -169,7 +180,10 @@ try:
     VALIDATION_TASKS = sorted({row["task"] for row in load_validation(VALIDATION_SET)})
 except InputError as err:
     raise WorkflowError(str(err)) from None
-VALIDATION_TASK_FILES = [portable(ROOT / "config" / "tasks" / f"{task}.yaml") for task in VALIDATION_TASKS]
+VALIDATION_TASK_DIR = portable(ROOT / "config" / "tasks")
+VALIDATION_TASK_FILES = [f"{VALIDATION_TASK_DIR}/{task}.yaml" for task in VALIDATION_TASKS] + sorted(
+    {path for task in VALIDATION_TASKS for path in included_files(VALIDATION_TASK_DIR, task)}
+)
 STEPS = soft_prompt_steps(config)
 METHODS = list(EVAL["methods"])
 CLOSED_TASKS = [task for task in TASKS if load_task(TASK_DIR, task).closed]

@@ -11,6 +11,7 @@ if PLAIN_METHODS:
             few_shot="results/data/{task}/few_shot.jsonl",
             test="results/data/{task}/test.jsonl",
             task=f"{TASK_DIR}/{{task}}.yaml",
+            task_includes=task_includes_of,
         output:
             generations=unit_patterns(GENERATIONS, PLAIN_UNITS),
         wildcard_constraints:
@@ -58,6 +59,7 @@ if "soft_prompt" in METHODS:
             unpack(model_inputs),
             test="results/data/{task}/test.jsonl",
             task=f"{TASK_DIR}/{{task}}.yaml",
+            task_includes=task_includes_of,
             prompts=[softprompt_file(snapshot_name(step)) for step in STEPS],
         output:
             generations=unit_patterns(GENERATIONS, STEP_UNITS),

@@ -7,6 +7,7 @@ rule judge:
         unpack(judge_inputs),
         test="results/data/{task}/test.jsonl",
         task=f"{TASK_DIR}/{{task}}.yaml",
+        task_includes=task_includes_of,
     output:
         unit_patterns(SCORES, UNITS),
     params:

@@ -7,6 +7,7 @@ rule tune:
         train="results/data/{task}/train.jsonl",
         test="results/data/{task}/test.jsonl",
         task=f"{TASK_DIR}/{{task}}.yaml",
+        task_includes=task_includes_of,
     output:
         prompt=softprompt_file("prompt.safetensors"),
         snapshots=[softprompt_file(snapshot_name(step)) for step in STEPS],

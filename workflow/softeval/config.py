@@ -7,7 +7,7 @@ from typing import Any
 
 import yaml
 
-from softeval.data.tasks import load_task
+from softeval.data.tasks import load_task, task_names
 from softeval.io import read_utf8
 from softeval.schema import InputError, fill_defaults, load_schema, validate
 
@@ -68,7 +68,7 @@ def check_config(config: dict[str, Any], source: str, workflow_root: Path) -> di
     sources = set()
     for index, name in enumerate(config["tasks"]):
         if not (folder / f"{name}.yaml").is_file():
-            known = ", ".join(sorted(p.stem for p in folder.glob("*.yaml"))) or "none"
+            known = ", ".join(task_names(folder)) or "none"
             raise InputError(
                 f"{source}: key 'tasks[{index}]' is {name!r} but {folder / name}.yaml does not exist; "
                 f"available tasks: {known} (fix the name or add the task file)"

@@ -108,20 +108,80 @@ def gold_answers(example: dict[str, Any]) -> list[str]:
     return [str(example["answer"]), *(str(a) for a in example.get("aliases") or [])]
 
 
-def load_task(task_dir: Path | str, name: str) -> Task:
-    """Load and check config/tasks/<name>.yaml; every problem is one InputError line."""
-    path = Path(task_dir) / f"{check_slug(name, 'task')}.yaml"
-    if not path.is_file():
-        known = sorted(p.stem for p in Path(task_dir).glob("*.yaml"))
-        raise InputError(
-            f"{path}: task file not found for task {name!r}; available: {', '.join(known) or 'none'} "
-            "(fix the name under 'tasks' in the config or add the file)"
-        )
+def task_names(task_dir: Path | str) -> list[str]:
+    """The tasks a folder defines: its .yaml files, less the shared blocks they include (_*.yaml)."""
+    return sorted(p.stem for p in Path(task_dir).glob("*.yaml") if not p.name.startswith("_"))
+
+
+INCLUDE_NAME = re.compile(r"^_[a-z0-9_]+\.yaml$")
+
+
+def _read_yaml(path: Path) -> dict[str, Any]:
     try:
         data = yaml.safe_load(read_utf8(path))
     except yaml.YAMLError as err:
         raise InputError(f"{path}: not valid YAML ({str(err).splitlines()[0]}); fix the syntax") from None
-    validate(data, "task", str(path), DOCS)
+    if not isinstance(data, dict):
+        raise InputError(f"{path}: must be a mapping of task keys (see {DOCS})")
+    return data
+
+
+def merge_blocks(base: dict[str, Any], own: dict[str, Any]) -> dict[str, Any]:
+    """`own` over `base`: mappings merge key by key, anything else (lists included) replaces."""
+    merged = dict(base)
+    for key, value in own.items():
+        if isinstance(value, dict) and isinstance(merged.get(key), dict):
+            merged[key] = merge_blocks(merged[key], value)
+        else:
+            merged[key] = value
+    return merged
+
+
+def read_task_data(path: Path) -> tuple[dict[str, Any], list[Path]]:
+    """A task file's keys with its `include:` chain resolved, and the files it included.
+
+    As in lm-evaluation-harness task YAMLs, `include: _base.yaml` names a file in the same
+    folder whose keys the task file starts from; the task's own keys win, mapping by mapping.
+    An included file may include another; a cycle, a missing file or a name that is not
+    `_<name>.yaml` is an error naming the task file and the key.
+    """
+    data, included = _read_yaml(path), []
+    seen = {path.resolve()}
+    while "include" in data:
+        name = data.pop("include")
+        if not isinstance(name, str) or not INCLUDE_NAME.match(name):
+            raise InputError(
+                f"{path}: field 'include' is {name!r}; name a shared block in the same folder, "
+                f"_<name>.yaml (lowercase, e.g. _lettered_choice.yaml) (see {DOCS})"
+            )
+        base_path = path.parent / name
+        if not base_path.is_file():
+            raise InputError(f"{path}: field 'include' names {base_path}, which does not exist; add it or fix the name")
+        if base_path.resolve() in seen:
+            raise InputError(f"{path}: field 'include' makes a cycle through {base_path}; remove one include")
+        seen.add(base_path.resolve())
+        included.append(base_path)
+        data = merge_blocks(_read_yaml(base_path), data)
+    return data, included
+
+
+def task_includes(task_dir: Path | str, name: str) -> list[Path]:
+    """The shared blocks a task file includes: inputs of every job that reads the task."""
+    return read_task_data(Path(task_dir) / f"{check_slug(name, 'task')}.yaml")[1]
+
+
+def load_task(task_dir: Path | str, name: str) -> Task:
+    """Load and check config/tasks/<name>.yaml (with what it includes); every problem is one InputError line."""
+    path = Path(task_dir) / f"{check_slug(name, 'task')}.yaml"
+    if not path.is_file():
+        known = task_names(task_dir)
+        raise InputError(
+            f"{path}: task file not found for task {name!r}; available: {', '.join(known) or 'none'} "
+            "(fix the name under 'tasks' in the config or add the file)"
+        )
+    data, included = read_task_data(path)
+    label = f"{path} (with {', '.join(p.name for p in included)})" if included else str(path)
+    validate(data, "task", label, DOCS)
     return _build(data, path)
 
 

@@ -1,0 +1,65 @@
+"""softeval.layout: the one owner of where per-unit files live."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from softeval.layout import (
+    GENERATIONS,
+    LOGLIK,
+    SCORES,
+    Unit,
+    parse_unit_path,
+    snapshot_name,
+    softprompt_file,
+    unit_file,
+    unit_name,
+    unit_path,
+)
+from softeval.schema import InputError
+
+slug = st.from_regex(r"[a-z0-9][a-z0-9_-]{0,12}", fullmatch=True)
+
+
+def test_the_workflows_patterns_and_the_jobs_paths_agree():
+    assert unit_file(SCORES, "few_shot") == "results/scores/{model}/{role}/{task}/few_shot.jsonl"
+    assert unit_file(LOGLIK, unit_name("soft_prompt", 80), "m", "base", "t") == (
+        "results/loglik/m/base/t/soft_prompt/step80.jsonl"
+    )
+    assert str(unit_path(Path("results") / GENERATIONS, "m", "post", "t", "zero_shot", None)) == (
+        "results/generations/m/post/t/zero_shot.jsonl"
+    )
+    assert softprompt_file(snapshot_name(20)) == "results/softprompts/{model}/{role}/{task}/step20.safetensors"
+
+
+def test_a_soft_prompt_unit_needs_its_step_and_unknown_kinds_are_refused():
+    with pytest.raises(InputError, match="--step"):
+        unit_name("soft_prompt", None)
+    with pytest.raises(ValueError, match="unknown unit file kind"):
+        unit_file("verdicts", "zero_shot")
+
+
+@given(
+    slug,
+    st.sampled_from(["base", "post"]),
+    slug,
+    st.sampled_from(["zero_shot", "few_shot", "soft_prompt"]),
+    st.integers(0, 10_000),
+)
+def test_a_unit_path_reads_back_as_its_unit(model, role, task, method, step):
+    step = step if method == "soft_prompt" else None
+    root = Path("results") / SCORES
+    assert parse_unit_path(root, unit_path(root, model, role, task, method, step)) == Unit(
+        model, role, task, method, step
+    )
+
+
+@pytest.mark.parametrize("relative", ["m/base/t.jsonl", "m/base/t/soft_prompt/last.jsonl", "m/base/t/a/b/c.jsonl"])
+def test_a_file_outside_the_layout_is_one_error(relative):
+    root = Path("results") / SCORES
+    with pytest.raises(InputError, match="not a per-unit file"):
+        parse_unit_path(root, root / relative)
