@@ -24,7 +24,9 @@ ALL = [
 def schema_section(section):
     node = load_schema("config")
     for part in section.split("."):
-        node = node["properties"][part]
+        node = node["properties"][part.removesuffix("[]")]
+        if part.endswith("[]"):  # a key of every item of a list (models[].random)
+            node = node["items"]
     return node["properties"]
 
 
@@ -49,6 +51,10 @@ def test_defaults_are_the_schemas_and_written_nowhere_else(cls):
         (LoglikSettings, "evaluation.loglik", {"few_shot_k", "seed"}),
         (TuneConfig, "evaluation.tune", {"seed"}),
         (JudgeSettings, "evaluation.judge", set()),
+        (job_settings.RandomModelSettings, "models[].random", set()),
+        (job_settings.WorldSettings, "world", {"seed"}),
+        (job_settings.TokenizerSettings, "zoo.tokenizer", set()),
+        (job_settings.ProbeSettings, "zoo.probe", set()),
     ],
 )
 def test_a_jobs_fields_are_its_config_section_plus_what_the_rule_adds(cls, section, added):

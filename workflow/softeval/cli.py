@@ -7,6 +7,7 @@ softeval.settings), so a rule's shell line shows exactly what made an artifact.
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import json
 import sys
 from collections.abc import Callable
@@ -16,6 +17,7 @@ from typing import Any
 from softeval import settings as job_settings
 from softeval.io import atomic_write_json, read_json
 from softeval.schema import InputError
+from softeval.settings import GenerateSettings, LoglikSettings
 
 
 def _tasks(task_dir: str, names: list[str]) -> list[Any]:
@@ -193,7 +195,7 @@ def cmd_tune(args: argparse.Namespace) -> None:
 
 def _method_job(args: argparse.Namespace) -> dict[str, Any]:
     """The arguments generate and loglik share: one output per soft-prompt step, else one."""
-    kind = job_settings.GenerateSettings if args.command == "generate" else job_settings.LoglikSettings
+    kind = GenerateSettings if args.command == "generate" else LoglikSettings
     if args.method == "soft_prompt":
         if not (len(args.steps) == len(args.prompts) == len(args.out)):
             raise InputError("soft_prompt: give as many --steps and --prompts as --out files")
@@ -412,9 +414,16 @@ def json_object(text: str) -> dict[str, Any]:
     return value
 
 
-def add_settings(p: argparse.ArgumentParser, keys: str, flag: str = "--settings", default: str | None = None) -> None:
-    """The job's settings: one JSON object, parsed by the job into its softeval.settings class."""
-    p.add_argument(flag, type=json_object, required=default is None, default=default, help=f"JSON: {keys}")
+def add_settings(
+    p: argparse.ArgumentParser,
+    kind: type[job_settings.JobSettings],
+    flag: str = "--settings",
+    default: str | None = None,
+) -> None:
+    """The job's settings: one JSON object, which the job parses into `kind` (its help lists the keys)."""
+    keys = ", ".join(f.name for f in dataclasses.fields(kind) if f.name != "given")
+    section = f"; config section {kind.SECTION}" if kind.SECTION else ""
+    p.add_argument(flag, type=json_object, required=default is None, default=default, help=f"JSON {{{keys}}}{section}")
 
 
 def add_model(p: argparse.ArgumentParser) -> None:
@@ -459,7 +468,7 @@ def add_soft_prompt_steps(p: argparse.ArgumentParser) -> None:
 def add_analysis(p: argparse.ArgumentParser, scores: bool) -> None:
     """What tables, figures and claims read: the aggregated scores (and per-example files)."""
     p.add_argument("--summary", required=True, help="results/tables/scores.parquet")
-    add_settings(p, '{"final_step", "first_step", "reference_method", "bootstrap", "seed", "closed_tasks"}')
+    add_settings(p, job_settings.AnalysisSettings)
     if scores:
         p.add_argument("--scores-root", required=True, help="results/scores (per-example verdicts, for the bootstrap)")
         p.add_argument("--loglik-root", default="results/loglik", help="option log-likelihoods (closed tasks' choices)")
@@ -482,7 +491,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--workflow-root", default=".", help="folder that task_dir is relative to")
 
     p = add("world", cmd_world, "generate the synthetic world")
-    add_settings(p, '{"n_entities", "test_fraction", "seed"}')
+    add_settings(p, job_settings.WorldSettings)
     p.add_argument("--out", required=True)
 
     p = add("prepare", cmd_prepare, "write a task's train/test/few_shot splits")
@@ -507,7 +516,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--out", required=True)
 
     p = add("random-model", cmd_random_model, "a randomly initialised Llama-style model (smoke runs)")
-    add_settings(p, '{"vocab_size", "layers", "width", "heads", "seed"}')
+    add_settings(p, job_settings.RandomModelSettings)
     p.add_argument("--tokenizer", required=True)
     p.add_argument("--role", choices=["base", "post"], required=True)
     p.add_argument("--chat-template", action="store_true", help="give the tokenizer a ChatML chat template")
@@ -519,12 +528,12 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--out", required=True, help="mirror folder; writes <out>/<task>/<role>.parquet + MIRROR.json")
 
     p = add("tokenizer", cmd_tokenizer, "train the zoo tokenizer on the world's text")
-    add_settings(p, '{"vocab_size"}')
+    add_settings(p, job_settings.TokenizerSettings)
     add_zoo_tasks(p, world=True, data=False)
     p.add_argument("--out", required=True)
 
     p = add("pretrain", cmd_pretrain, "pre-train one zoo base model")
-    add_settings(p, '{"recipe", "corpus", "size", "pretrain", "seed", "cpu_kernels"}')
+    add_settings(p, job_settings.PretrainSettings)
     add_zoo_tasks(p, world=True, data=False)
     p.add_argument("--name", required=True)
     p.add_argument("--tokenizer", required=True)
@@ -532,7 +541,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--out", required=True)
 
     p = add("posttrain", cmd_posttrain, "post-train (SFT) a base model into its twin")
-    add_settings(p, '{"posttrain", "seed"}')
+    add_settings(p, job_settings.PosttrainSettings)
     add_zoo_tasks(p, world=False, data=True)
     p.add_argument("--name", required=True)
     p.add_argument("--base", required=True)
@@ -540,7 +549,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--out", required=True)
 
     p = add("probe", cmd_probe, "cloze knowledge and zero-shot format probes of a zoo model")
-    add_settings(p, '{"max_new_tokens", "batch_size"}')
+    add_settings(p, job_settings.ProbeSettings)
     add_zoo_tasks(p, world=True, data=True)
     p.add_argument("--model", required=True)
     p.add_argument("--threads", type=int, default=1)
@@ -550,17 +559,17 @@ def build_parser() -> argparse.ArgumentParser:
     p = add("tune", cmd_tune, "train a soft prompt for one model and task")
     add_model(p)
     add_task(p)
-    add_settings(p, "evaluation.tune + seed")
+    add_settings(p, job_settings.TuneConfig)
     p.add_argument("--out-dir", required=True, help="folder for prompt.safetensors, snapshots, curve, meta, peft/")
 
-    for name, func, help, keys in (
-        ("generate", cmd_generate, "greedy responses to a task's test split under one method", "evaluation.generate"),
-        ("loglik", cmd_loglik, "option log-likelihoods of a closed task under one method", "evaluation.loglik"),
+    for name, func, help, kind in (
+        ("generate", cmd_generate, "greedy responses to a task's test split under one method", GenerateSettings),
+        ("loglik", cmd_loglik, "option log-likelihoods of a closed task under one method", LoglikSettings),
     ):
         p = add(name, func, help)
         add_model(p)
         add_task(p)
-        add_settings(p, f"{keys} + few_shot_k, seed")
+        add_settings(p, kind)
         p.add_argument("--method", required=True, choices=METHOD_CHOICES)
         add_soft_prompt_steps(p)
         p.add_argument("--out", nargs="+", required=True, help="JSONL output(s), one per step for soft_prompt")
@@ -568,8 +577,8 @@ def build_parser() -> argparse.ArgumentParser:
     p = add("evaluate", cmd_evaluate, "every output of one model on one task: responses and option log-likelihoods")
     add_model(p)
     add_task(p)
-    add_settings(p, "evaluation.generate + few_shot_k, seed", flag="--generate-settings")
-    add_settings(p, "evaluation.loglik + few_shot_k, seed (with --logliks)", flag="--loglik-settings", default="{}")
+    add_settings(p, job_settings.GenerateSettings, flag="--generate-settings")
+    add_settings(p, job_settings.LoglikSettings, flag="--loglik-settings", default="{}")
     p.add_argument("--methods", nargs="+", required=True, choices=METHOD_CHOICES)
     add_soft_prompt_steps(p)
     p.add_argument("--generations", nargs="+", required=True, help="JSONL: one per method, or per step")
@@ -580,19 +589,19 @@ def build_parser() -> argparse.ArgumentParser:
     p = judge_sub.add_parser("run", help="per-example verdicts for a unit's generations")
     p.set_defaults(func=cmd_judge)
     add_task(p)
-    add_settings(p, "evaluation.judge")
+    add_settings(p, job_settings.JudgeSettings)
     p.add_argument("--generations", nargs="+", required=True)
     p.add_argument("--logliks", nargs="*", default=[], help="closed tasks: one per generation file")
     p.add_argument("--out", nargs="+", required=True)
     p = judge_sub.add_parser("validate", help="accuracy and Cohen's kappa of a judge on hand-labelled examples")
     p.set_defaults(func=cmd_judge_validate)
-    add_settings(p, "evaluation.judge", default='{"name": "rule"}')
+    add_settings(p, job_settings.JudgeSettings, default='{"name": "rule"}')
     p.add_argument("--validation", default="config/judges/validation.jsonl")
     p.add_argument("--task-dir", default="config/tasks")
     p.add_argument("--out", help="output stem: writes <out>.csv, .md, .tex and .json")
 
     p = add("aggregate", cmd_aggregate, "one row per model, role, task, method and step")
-    add_settings(p, '{"bootstrap": resamples, "seed"}')
+    add_settings(p, job_settings.AggregateSettings)
     p.add_argument("--scores-root", required=True, help="results/scores")
     p.add_argument("--scores", nargs="+", required=True)
     p.add_argument("--meta", nargs="*", default=[], help="results/data/<task>/meta.json (test split sizes)")
@@ -637,7 +646,7 @@ def build_parser() -> argparse.ArgumentParser:
         p.add_argument(f"--{name}", action="store_true", help=f"only examples that are {name.replace('-', ' ')}")
 
     p = add("zoo-report", cmd_zoo_report, "ground-truth table of the zoo")
-    add_settings(p, '{"models": [...]}')
+    add_settings(p, job_settings.ZooReportSettings)
     p.add_argument("--probes", required=True, help="folder holding <model>/<role>.json")
     p.add_argument("--out-csv", required=True)
     p.add_argument("--out-md", required=True)

@@ -10,6 +10,7 @@ import yaml
 from softeval.data.tasks import load_task, task_names
 from softeval.io import read_utf8
 from softeval.schema import InputError, fill_defaults, load_schema, validate
+from softeval.settings import RandomModelSettings
 
 DOCS = "config/README.md"
 
@@ -132,8 +133,8 @@ def model_options(model: dict[str, Any], role: str) -> dict[str, Any]:
 
 
 def random_spec(model: dict[str, Any]) -> dict[str, Any]:
-    defaults = {"vocab_size": 32000, "layers": 2, "width": 64, "heads": 2, "seed": 0}
-    return {**defaults, **model["random"]}
+    """A random model entry's settings, the schema's defaults filled in."""
+    return RandomModelSettings.parse(model["random"], f"models[{model['name']}].random").as_dict()
 
 
 def task_dir(config: dict[str, Any], workflow_root: Path) -> Path:

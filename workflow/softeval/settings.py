@@ -24,12 +24,14 @@ T = TypeVar("T")
 
 
 def section_properties(section: str | None) -> dict[str, Any]:
-    """The `properties` of a dotted config section (e.g. evaluation.generate) in the schema,
-    over the top level's (seed, cpu_kernels: keys a rule adds beside a section)."""
+    """The `properties` of a dotted config section (e.g. evaluation.generate; models[].random for
+    a key of every model entry) in the schema, over the top level's (seed, cpu_kernels: keys a
+    rule adds beside a section)."""
     top = load_schema("config")
     node = top
     for part in section.split(".") if section else ():
-        node = node["properties"][part]
+        node = node["properties"][part.removesuffix("[]")]
+        node = node["items"] if part.endswith("[]") else node
     return {**top["properties"], **node.get("properties", {})} if section else dict(top["properties"])
 
 
@@ -75,16 +77,14 @@ class JobSettings:
             if name in data and typing.get_origin(hint) is Literal and data[name] not in typing.get_args(hint):
                 choices = ", ".join(repr(c) for c in typing.get_args(hint))
                 raise InputError(f"{job} --settings: {name} is {data[name]!r}; use one of {choices}{where}")
+        missing = [f.name for f in dataclasses.fields(cls) if _required(f) and f.name not in data]
+        if missing:
+            raise InputError(f"{job} --settings: key {missing[0]!r} is missing; the rule passes it{where}")
         values = {
             name: tuple(value) if typing.get_origin(hints[name]) is tuple and isinstance(value, list) else value
             for name, value in data.items()
         }
-        try:
-            return cls(**values, given=tuple(data))
-        except TypeError:
-            required = [f.name for f in dataclasses.fields(cls) if _required(f)]
-            missing = next(name for name in required if name not in data)
-            raise InputError(f"{job} --settings: key {missing!r} is missing; the rule passes it{where}") from None
+        return cls(**values, given=tuple(data))
 
     @classmethod
     def defaults(cls, **values: Any) -> Self:
@@ -159,7 +159,7 @@ class ZooReportSettings(JobSettings):
     models: list[dict[str, Any]]
 
 
-@job_settings()
+@job_settings("models[].random")
 class RandomModelSettings(JobSettings):
     """softeval random-model: a randomly initialised Llama-style model."""
 
@@ -168,6 +168,25 @@ class RandomModelSettings(JobSettings):
     width: int
     heads: int
     seed: int
+
+
+@job_settings("evaluation.tune")
+class TuneConfig(JobSettings):
+    """Hyper-parameters of one tuning run: evaluation.tune plus the seed (defaults: the schema's,
+    the paper's)."""
+
+    n_tokens: int
+    steps: int
+    batch_size: int
+    lr: float
+    weight_decay: float
+    warmup_steps: int
+    schedule: Literal["constant", "cosine"]
+    init: Literal["vocab", "text", "random"]  # vocab: rows sampled from the vocabulary
+    init_text: str | None = None
+    seed: int
+    snapshots: tuple[int, ...]
+    gradient_checkpointing: bool
 
 
 @job_settings("evaluation.generate")

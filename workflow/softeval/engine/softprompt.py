@@ -15,7 +15,7 @@ import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any
 
 import torch
 from safetensors import safe_open
@@ -28,28 +28,9 @@ from softeval.engine.context import prompt_limit
 from softeval.engine.models import input_device
 from softeval.io import atomic_directory
 from softeval.schema import InputError
-from softeval.settings import JobSettings, job_settings
+from softeval.settings import TuneConfig
 
 PROMPT_KEY = "prompt"
-
-
-@job_settings("evaluation.tune")
-class TuneConfig(JobSettings):
-    """Hyper-parameters of one tuning run: evaluation.tune plus the seed (defaults: the schema's,
-    the paper's)."""
-
-    n_tokens: int
-    steps: int
-    batch_size: int
-    lr: float
-    weight_decay: float
-    warmup_steps: int
-    schedule: Literal["constant", "cosine"]
-    init: Literal["vocab", "text", "random"]  # vocab: rows sampled from the vocabulary
-    init_text: str | None = None
-    seed: int
-    snapshots: tuple[int, ...]
-    gradient_checkpointing: bool
 
 
 @dataclass
