@@ -448,15 +448,17 @@ def add_task(p: argparse.ArgumentParser, data_help: str = "the task's folder of 
     group.add_argument("--data", required=True, help=data_help)
 
 
-def add_zoo_tasks(p: argparse.ArgumentParser, world: bool, data: bool) -> None:
-    """The world tasks a zoo job builds from (tokenizer, pretrain, posttrain, probe)."""
-    group = p.add_argument_group("tasks")
+def add_zoo_inputs(p: argparse.ArgumentParser, world: bool, data: bool, threads: bool = True) -> None:
+    """What a zoo job builds from: the world tasks (and the world, their splits), with its threads."""
+    group = p.add_argument_group("zoo inputs")
     group.add_argument("--task-dir", required=True)
     group.add_argument("--tasks", nargs="+", required=True)
     if world:
         group.add_argument("--world", required=True)
     if data:
         group.add_argument("--data", required=True, help="folder holding <task>/train.jsonl and test.jsonl")
+    if threads:
+        group.add_argument("--threads", type=int, default=1)
 
 
 def add_soft_prompt_steps(p: argparse.ArgumentParser) -> None:
@@ -477,7 +479,11 @@ def add_analysis(p: argparse.ArgumentParser, scores: bool) -> None:
 METHOD_CHOICES = ["zero_shot", "few_shot", "soft_prompt"]
 
 
+Adder = Callable[[str, Callable[[argparse.Namespace], None], str], argparse.ArgumentParser]
+
+
 def build_parser() -> argparse.ArgumentParser:
+    """One subcommand per workflow job, grouped by stage; shared options come from the add_* groups."""
     parser = argparse.ArgumentParser(prog="softeval", description=__doc__.splitlines()[0])
     sub = parser.add_subparsers(dest="command", required=True)
 
@@ -486,6 +492,12 @@ def build_parser() -> argparse.ArgumentParser:
         p.set_defaults(func=func)
         return p
 
+    for stage in (data_commands, zoo_commands, evaluation_commands, analysis_commands):
+        stage(add)
+    return parser
+
+
+def data_commands(add: Adder) -> None:
     p = add("check-config", cmd_check_config, "validate a config file and its task files")
     p.add_argument("configfile")
     p.add_argument("--workflow-root", default=".", help="folder that task_dir is relative to")
@@ -527,35 +539,36 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--task-dir", default="config/tasks")
     p.add_argument("--out", required=True, help="mirror folder; writes <out>/<task>/<role>.parquet + MIRROR.json")
 
+
+def zoo_commands(add: Adder) -> None:
     p = add("tokenizer", cmd_tokenizer, "train the zoo tokenizer on the world's text")
     add_settings(p, job_settings.TokenizerSettings)
-    add_zoo_tasks(p, world=True, data=False)
+    add_zoo_inputs(p, world=True, data=False, threads=False)
     p.add_argument("--out", required=True)
 
     p = add("pretrain", cmd_pretrain, "pre-train one zoo base model")
     add_settings(p, job_settings.PretrainSettings)
-    add_zoo_tasks(p, world=True, data=False)
+    add_zoo_inputs(p, world=True, data=False)
     p.add_argument("--name", required=True)
     p.add_argument("--tokenizer", required=True)
-    p.add_argument("--threads", type=int, default=1)
     p.add_argument("--out", required=True)
 
     p = add("posttrain", cmd_posttrain, "post-train (SFT) a base model into its twin")
     add_settings(p, job_settings.PosttrainSettings)
-    add_zoo_tasks(p, world=False, data=True)
+    add_zoo_inputs(p, world=False, data=True)
     p.add_argument("--name", required=True)
     p.add_argument("--base", required=True)
-    p.add_argument("--threads", type=int, default=1)
     p.add_argument("--out", required=True)
 
     p = add("probe", cmd_probe, "cloze knowledge and zero-shot format probes of a zoo model")
     add_settings(p, job_settings.ProbeSettings)
-    add_zoo_tasks(p, world=True, data=True)
+    add_zoo_inputs(p, world=True, data=True)
     p.add_argument("--model", required=True)
-    p.add_argument("--threads", type=int, default=1)
     p.add_argument("--out-json", required=True)
     p.add_argument("--out-examples", required=True)
 
+
+def evaluation_commands(add: Adder) -> None:
     p = add("tune", cmd_tune, "train a soft prompt for one model and task")
     add_model(p)
     add_task(p)
@@ -600,6 +613,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--task-dir", default="config/tasks")
     p.add_argument("--out", help="output stem: writes <out>.csv, .md, .tex and .json")
 
+
+def analysis_commands(add: Adder) -> None:
     p = add("aggregate", cmd_aggregate, "one row per model, role, task, method and step")
     add_settings(p, job_settings.AggregateSettings)
     p.add_argument("--scores-root", required=True, help="results/scores")
@@ -650,7 +665,6 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--probes", required=True, help="folder holding <model>/<role>.json")
     p.add_argument("--out-csv", required=True)
     p.add_argument("--out-md", required=True)
-    return parser
 
 
 def main(argv: list[str] | None = None) -> int:
