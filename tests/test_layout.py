@@ -12,7 +12,7 @@ from softeval.layout import (
     GENERATIONS,
     LOGLIK,
     SCORES,
-    Unit,
+    UnitKey,
     parse_unit_path,
     snapshot_name,
     softprompt_file,
@@ -53,7 +53,7 @@ def test_a_soft_prompt_unit_needs_its_step_and_unknown_kinds_are_refused():
 def test_a_unit_path_reads_back_as_its_unit(model, role, task, method, step):
     step = step if method == "soft_prompt" else None
     root = Path("results") / SCORES
-    assert parse_unit_path(root, unit_path(root, model, role, task, method, step)) == Unit(
+    assert parse_unit_path(root, unit_path(root, model, role, task, method, step)) == UnitKey(
         model, role, task, method, step
     )
 

@@ -62,8 +62,8 @@ def snapshot_name(step: int) -> str:
 
 
 @dataclass(frozen=True)
-class Unit:
-    """Which unit a per-unit file belongs to, read back from its path."""
+class UnitKey:
+    """Which unit (model, role, task, method, step) a per-unit file belongs to, read back from its path."""
 
     model: str
     role: str
@@ -75,13 +75,13 @@ class Unit:
         return {"model": self.model, "role": self.role, "task": self.task, "method": self.method, "step": self.step}
 
 
-def parse_unit_path(kind_folder: Path, path: Path) -> Unit:
+def parse_unit_path(kind_folder: Path, path: Path) -> UnitKey:
     """The unit of <kind_folder>/<model>/<role>/<task>/<method>[/step<N>].jsonl."""
     parts = path.relative_to(kind_folder).with_suffix("").parts
     if len(parts) == 4:
         model, role, task, method = parts
-        return Unit(model, role, task, method, None)
+        return UnitKey(model, role, task, method, None)
     if len(parts) == 5 and parts[4].startswith("step") and parts[4][4:].isdigit():
         model, role, task, method, step = parts
-        return Unit(model, role, task, method, int(step[4:]))
+        return UnitKey(model, role, task, method, int(step[4:]))
     raise InputError(f"{path}: not a per-unit file of the layout <model>/<role>/<task>/<method>[/step<N>].jsonl")
