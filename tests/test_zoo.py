@@ -20,7 +20,7 @@ from softeval.zoo.tokenizer import save_tokenizer, train_tokenizer
 from softeval.zoo.training import lr_at, posttrain, pretrain, sft_batches
 
 SIZE = {"arch": "llama", "layers": 1, "width": 32, "heads": 2}
-HYPER = {"steps": 6, "batch_size": 4, "seq_len": 32, "lr": 0.005, "warmup_steps": 2}
+TRAINING = {"steps": 6, "batch_size": 4, "seq_len": 32, "lr": 0.005, "warmup_steps": 2}
 
 
 @pytest.fixture(scope="module")
@@ -42,7 +42,7 @@ def run_pretrain(built, tasks, out, seed=0, size=SIZE):
         recipe=Recipe(coverage=0.5, format_exposure=0.3),
         style=CorpusStyle(),
         size=size,
-        hyper=HYPER,
+        training=TRAINING,
         seed=seed,
         threads=1,
         out_dir=out,
@@ -79,7 +79,7 @@ def test_posttrain_changes_weights_and_keeps_architecture(built, tasks, tmp_path
         base_dir=tmp_path / "base",
         tasks=list(tasks.values()),
         data_dirs={name: built / "data" / name for name in tasks},
-        hyper={"steps": 3, "batch_size": 4, "lr": 0.001, "warmup_steps": 1},
+        training={"steps": 3, "batch_size": 4, "lr": 0.001, "warmup_steps": 1},
         seed=0,
         threads=1,
         out_dir=tmp_path / "post",
