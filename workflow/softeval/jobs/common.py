@@ -69,7 +69,7 @@ class LoadedModel:
 
 
 def open_model(ref: str, options: ModelOptions | None, threads: int, loader: Loader = load_with_chat) -> LoadedModel:
-    """`loader` gives (model, tokenizer, chat template): a vLLM engine for the vLLM backend."""
+    """`loader` gives (model, tokenizer, chat template): a generation backend's `load` (an engine for vLLM)."""
     options = options or ModelOptions()
     model, tokenizer, chat = loader(ref, options, threads)
     return LoadedModel(model, tokenizer, chat, model_identity(ref, model, options))
