@@ -68,16 +68,6 @@ TASK_DIR = portable(task_dir(config, ROOT))
 ZOO = config["zoo"]
 TASK_SOURCES = {task: load_task(TASK_DIR, task).dataset["source"] for task in TASKS}
 WORLD_TASKS = [task for task in TASKS if TASK_SOURCES[task] == "world"]
-
-
-def included_files(task_dir, task):
-    """The shared blocks a task file includes (include: _name.yaml): inputs of its jobs, so that
-    editing one reruns every task built on it."""
-    return [str(path) for path in task_includes(task_dir, task)]
-
-
-def task_includes_of(wildcards):
-    return included_files(TASK_DIR, wildcards.task)
 KINDS = {m["name"]: model_kind(m) for m in config["models"]}
 ZOO_MODELS = [name for name in MODELS if KINDS[name] == "zoo"]
 if len(MODELS) < 2:
@@ -99,6 +89,16 @@ wildcard_constraints:
     task="[a-z0-9][a-z0-9_-]{0,63}",
     role="base|post",
     vocab="[0-9]+",
+
+
+def included_files(task_dir, task):
+    """The shared blocks a task file includes (include: _name.yaml): inputs of its jobs, so that
+    editing one reruns every task built on it."""
+    return [str(path) for path in task_includes(task_dir, task)]
+
+
+def task_includes_of(wildcards):
+    return included_files(TASK_DIR, wildcards.task)
 
 
 def task_files(wildcards=None):
@@ -277,8 +277,8 @@ def data_dir_of(wildcards, input):
 
 
 def tune_settings(wildcards):
-    spec = {k: v for k, v in EVAL["tune"].items() if k != "snapshots"}
-    return json.dumps({**spec, "snapshots": STEPS, "seed": config["seed"]}, sort_keys=True)
+    tune = {k: v for k, v in EVAL["tune"].items() if k != "snapshots"}
+    return json.dumps({**tune, "snapshots": STEPS, "seed": config["seed"]}, sort_keys=True)
 
 
 def generate_settings(wildcards):
