@@ -86,11 +86,6 @@ class JobSettings:
         }
         return cls(**values, given=tuple(data))
 
-    @classmethod
-    def defaults(cls, **values: Any) -> Self:
-        """Settings from keyword values, the rest the schema's defaults (for code and tests)."""
-        return cls.parse(values, cls.__name__)
-
     def to_json(self) -> dict[str, Any]:
         """The keys the rule passed, in its order: what the job's provenance records."""
         return {name: _plain(getattr(self, name)) for name in self.given}
