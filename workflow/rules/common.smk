@@ -97,14 +97,18 @@ def included_files(task_dir, task):
     return [str(path) for path in task_includes(task_dir, task)]
 
 
+# Read once here, not once per planned job.
+TASK_INCLUDES = {task: included_files(TASK_DIR, task) for task in TASKS}
+
+
 def task_includes_of(wildcards):
-    return included_files(TASK_DIR, wildcards.task)
+    return TASK_INCLUDES[wildcards.task]
 
 
 def task_files(wildcards=None):
     """The world tasks' files: what the zoo's corpus, tokenizer and probes are built from."""
     files = [f"{TASK_DIR}/{task}.yaml" for task in WORLD_TASKS]
-    return files + sorted({path for task in WORLD_TASKS for path in included_files(TASK_DIR, task)})
+    return files + sorted({path for task in WORLD_TASKS for path in TASK_INCLUDES[task]})
 
 
 def task_dir_of(wildcards, input):
