@@ -206,7 +206,7 @@ def _generate_chunk(
             break
         index = torch.tensor(keep, device=tokens.device)
         active = [active[i] for i in keep]
-        mask = torch.cat([mask[index], torch.ones(len(keep), 1, dtype=mask.dtype)], dim=1)
+        mask = torch.cat([mask[index], torch.ones(len(keep), 1, dtype=mask.dtype, device=mask.device)], dim=1)
         positions = torch.cat([positions[index], positions[index, -1:] + 1], dim=1)
         next_tokens = tokens[index].unsqueeze(1)
         if use_cache:
