@@ -131,15 +131,3 @@ def test_the_paper_config_plans_offline(tmp_path):
         assert "config/tasks/_lettered_choice.yaml" in job, rule
     gsm8k = next(b for b in result.stdout.split("\n\n") if "rule prepare_task:" in b and "gsm8k.yaml" in b)
     assert "_lettered_choice.yaml" not in gsm8k
-
-
-def test_the_slurm_profile_requests_gpus_through_the_executor(tmp_path):
-    pytest.importorskip("snakemake_executor_plugin_slurm")
-    profile = ROOT / "workflow" / "profiles" / "slurm"
-    result = snakemake(tmp_path, "-n", "--profile", str(profile), configfile=ROOT / "config" / "paper.yaml")
-    assert result.returncode == 0, result.stderr[-2000:]
-    tune = result.stdout.split("rule tune:")[1].split("rule ")[0]
-    assert "slurm_partition=gpu" in tune and "gpu=1" in tune and "mem_mb=64000" in tune and "runtime=360" in tune
-    assert "slurm_extra" not in result.stdout
-    prepare = result.stdout.split("rule prepare_task:")[1].split("rule ")[0]
-    assert "slurm_partition=cpu" in prepare and "gpu=" not in prepare
