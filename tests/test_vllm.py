@@ -20,7 +20,9 @@ def test_vllm_matches_the_reference_generator(tiny_model_dir, tasks):
     task = tasks["world_numeric"]
     prompts = [task.prompt({**NUMERIC, "question": f"In what year was X{i} founded?"}) for i in range(8)]
     model, tokenizer = load_model(tiny_model_dir, 1, ModelOptions(dtype="float32"))
-    engine = VLLMModel(str(tiny_model_dir), ModelOptions(dtype="float32"), {"gpu_memory_utilization": 0.3})
+    engine = VLLMModel(
+        str(tiny_model_dir), ModelOptions(dtype="float32"), {"gpu_memory_utilization": 0.3}, prompt_embeds=True
+    )
     vectors = model.get_input_embeddings().weight[:10].detach().float().cpu()
     for soft in (None, vectors):
         reference = generate_greedy(model, tokenizer, prompts, soft, task.stop, max_new_tokens=8)

@@ -20,13 +20,15 @@ POSITION_KEYS = ("max_position_embeddings", "n_positions", "max_sequence_length"
 
 
 def context_length(model: Any) -> int | None:
-    """The model's number of positions (None when its config does not say)."""
+    """The model's number of positions (None when its config does not say), or the engine's
+    `max_model_len` where an engine (vLLM) holds fewer."""
     config = getattr(model, "config", None)
+    engine = getattr(model, "max_model_len", None)
     for key in POSITION_KEYS:
         value = getattr(config, key, None)
         if isinstance(value, int) and value > 0:
-            return value
-    return None
+            return min(value, engine) if isinstance(engine, int) else value
+    return engine if isinstance(engine, int) else None
 
 
 def prompt_limit(model: Any, soft_tokens: int, reserved: int) -> int | None:

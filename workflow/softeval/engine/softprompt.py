@@ -99,20 +99,39 @@ def answer_loss(model: Any, vectors: torch.Tensor | None, batch: TokenBatch) -> 
 
 
 def initial_vectors(model: Any, tokenizer: Any, config: TuneConfig, generator: torch.Generator) -> torch.Tensor:
-    """Starting vectors: sampled vocabulary rows, an init text's embeddings, or noise."""
-    table = model.get_input_embeddings().weight.detach()
+    """Starting vectors: sampled vocabulary rows, an init text's embeddings, or noise.
+
+    Rows go through the embedding module, never its raw `.weight`: some models scale inside it
+    (Gemma by sqrt(hidden size)), and a prompt must start where the model's own tokens live."""
+    embed = model.get_input_embeddings()
+    vocab, width = embed.weight.shape
+    dev = embed.weight.device
     if config.init == "vocab":
-        rows = torch.randint(0, table.shape[0], (config.n_tokens,), generator=generator)
-        return table[rows].clone().float()
+        rows = torch.randint(0, vocab, (config.n_tokens,), generator=generator)
+        return embed(rows.to(dev)).detach().float()
     if config.init == "text":
         if not config.init_text:
             raise InputError("soft-prompt init 'text' needs init_text; set it or use init 'vocab'")
         ids = tokenizer(config.init_text)["input_ids"]
         ids = (ids * math.ceil(config.n_tokens / len(ids)))[: config.n_tokens]
-        return table[torch.tensor(ids)].clone().float()
+        return embed(torch.tensor(ids, device=dev)).detach().float()
     if config.init == "random":
-        return torch.randn(config.n_tokens, table.shape[1], generator=generator) * table.float().std()
+        return torch.randn(config.n_tokens, width, generator=generator).to(dev) * embedding_std(embed)
     raise InputError(f"unknown soft-prompt init {config.init!r}; use vocab, text or random")
+
+
+def embedding_std(embed: Any, chunk: int = 8192) -> float:
+    """Standard deviation of every vocabulary row as the embedding module outputs it, in chunks
+    (a 256k x 3072 table in float32 would be 3 GB at once)."""
+    weight = embed.weight
+    if type(embed) is torch.nn.Embedding:  # unscaled: the table itself
+        return float(weight.detach().float().std())
+    total, squares, count = 0.0, 0.0, 0
+    with torch.no_grad():
+        for start in range(0, weight.shape[0], chunk):
+            rows = embed(torch.arange(start, min(start + chunk, weight.shape[0]), device=weight.device)).double()
+            total, squares, count = total + float(rows.sum()), squares + float((rows**2).sum()), count + rows.numel()
+    return math.sqrt(max(0.0, (squares - total * total / count) / (count - 1)))
 
 
 def lr_factor(step: int, config: TuneConfig) -> float:

@@ -2,7 +2,12 @@
 
 Zero- and few-shot prompts go to vLLM as the same token ids the Hugging Face backend uses;
 soft prompts go as prompt embeddings: the tuned vectors followed by the prompt's token
-embeddings, exactly the sequence softeval's own generator builds (vLLM's `enable_prompt_embeds`).
+embeddings as the model's embedding module outputs them (softeval.engine.embeddings: Gemma's
+scale included, without loading the model on the CPU), exactly the sequence softeval's own
+generator builds. Prompt embeddings are switched on only in an engine that takes soft prompts
+(vLLM's `enable_prompt_embeds` changes how it schedules every request). Prompts too long for
+the engine's `max_model_len` beside the soft prompt and the token budget keep their end, as on
+the Hugging Face path (softeval.engine.context), instead of failing the whole call.
 Greedy decoding, the task's stop strings and the model's end-of-turn ids. The Hugging Face
 backend stays the reference: tests/test_vllm.py compares the two where vLLM and a GPU exist.
 """
@@ -14,6 +19,8 @@ from typing import Any
 
 import torch
 
+from softeval.engine.context import keep_last, prompt_limit
+from softeval.engine.embeddings import load_input_embeddings
 from softeval.engine.generate import Generation
 from softeval.engine.models import ModelOptions, check_reference
 from softeval.schema import InputError
@@ -24,7 +31,9 @@ DEFAULTS = {"gpu_memory_utilization": 0.85, "max_model_len": 4096, "tensor_paral
 class VLLMModel:
     """A vLLM engine with the tokenizer, config and (for soft prompts) input embeddings of the model."""
 
-    def __init__(self, ref: str, options: ModelOptions, engine: dict[str, Any] | None = None) -> None:
+    def __init__(
+        self, ref: str, options: ModelOptions, engine: dict[str, Any] | None = None, *, prompt_embeds: bool = False
+    ) -> None:
         try:
             from vllm import LLM
         except ImportError:
@@ -42,32 +51,23 @@ class VLLMModel:
         self.config = AutoConfig.from_pretrained(self.ref, **common)
         self.generation_config = _generation_config(self.ref, common)
         settings = {**DEFAULTS, **(engine or {})}
+        self.max_model_len = int(settings["max_model_len"])
+        self.prompt_embeds = prompt_embeds
         self.llm = LLM(
             model=self.ref,
             dtype="auto" if options.dtype == "auto" else options.dtype,
-            enable_prompt_embeds=True,
+            enable_prompt_embeds=prompt_embeds,
             seed=0,
             **settings,
             **common,
         )
-        self._table: torch.Tensor | None = None
+        self._embed: torch.nn.Module | None = None
 
-    def input_embeddings(self) -> torch.Tensor:
-        """The input embedding table, read once on CPU (soft prompts only)."""
-        if self._table is None:
-            from transformers import AutoModelForCausalLM
-
-            dtype = "auto" if self.options.dtype == "auto" else getattr(torch, self.options.dtype)
-            model = AutoModelForCausalLM.from_pretrained(
-                self.ref,
-                dtype=dtype,
-                revision=self.options.revision,
-                trust_remote_code=self.options.trust_remote_code,
-                use_safetensors=True,
-            )
-            self._table = model.get_input_embeddings().weight.detach().clone()
-            del model
-        return self._table
+    def input_embeddings(self) -> torch.nn.Module:
+        """The model's embedding module alone, on the CPU, built once (soft prompts only)."""
+        if self._embed is None:
+            self._embed = load_input_embeddings(self.ref, self.options)
+        return self._embed
 
     def generate(
         self,
@@ -79,14 +79,20 @@ class VLLMModel:
     ) -> list[Generation]:
         from vllm import SamplingParams
 
-        rows = [self.tokenizer(prompt)["input_ids"] for prompt in prompts]
+        limit = prompt_limit(self, 0 if vectors is None else vectors.shape[0], max_new_tokens)
+        kept = [keep_last(self.tokenizer(prompt)["input_ids"], limit) for prompt in prompts]
+        rows = [ids for ids, _ in kept]
         if vectors is None:
             inputs: list[dict[str, Any]] = [{"prompt_token_ids": row} for row in rows]
         else:
-            table = self.input_embeddings()
-            inputs = [
-                {"prompt_embeds": torch.cat([vectors.to(table.dtype), table[torch.tensor(row)]], dim=0)} for row in rows
-            ]
+            if not self.prompt_embeds:
+                raise ValueError("this vLLM engine was started without prompt embeddings; load it with prompt_embeds")
+            embed = self.input_embeddings()
+            with torch.no_grad():
+                inputs = [
+                    {"prompt_embeds": torch.cat([vectors.to(embed.weight.dtype), embed(torch.tensor(row))], dim=0)}
+                    for row in rows
+                ]
         params = SamplingParams(
             temperature=0.0,
             max_tokens=max_new_tokens,
@@ -95,7 +101,7 @@ class VLLMModel:
             skip_special_tokens=True,
         )
         outputs = self.llm.generate(inputs, params, use_tqdm=False)
-        return [_generation(out.outputs[0], len(row)) for out, row in zip(outputs, rows, strict=True)]
+        return [_generation(out.outputs[0], len(row), cut) for out, (row, cut) in zip(outputs, kept, strict=True)]
 
 
 def _generation_config(ref: str, common: dict[str, Any]) -> Any:
@@ -108,10 +114,10 @@ def _generation_config(ref: str, common: dict[str, Any]) -> Any:
         return None
 
 
-def _generation(completion: Any, prompt_tokens: int) -> Generation:
+def _generation(completion: Any, prompt_tokens: int, truncated: int = 0) -> Generation:
     """vLLM's finish reasons in softeval's terms: a matched stop string is "stop", an end id "eos"."""
     if completion.finish_reason == "length":
         reason = "length"
     else:
         reason = "stop" if isinstance(completion.stop_reason, str) else "eos"
-    return Generation(completion.text, reason, prompt_tokens, len(completion.token_ids))
+    return Generation(completion.text, reason, prompt_tokens, len(completion.token_ids), truncated)

@@ -9,6 +9,7 @@ of up to four saves a model load and the start-up of a Python process with torch
 from __future__ import annotations
 
 from dataclasses import dataclass
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -86,7 +87,8 @@ def run_evaluate(
         if loaded is None or not backend.uses_hf_model:
             loaded = None
             free_memory()
-            loaded = open_model(model, options, threads, backend.load)
+            soft_prompt = any(m.method == "soft_prompt" for m in methods)
+            loaded = open_model(model, options, threads, partial(backend.load, soft_prompt=soft_prompt))
         make_rows = generation_rows(generate_settings, data_dir)
         for m in methods:
             metas |= write_method_outputs(
