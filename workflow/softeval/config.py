@@ -63,8 +63,13 @@ def check_config(config: dict[str, Any], source: str, workflow_root: Path) -> di
     judge = config["evaluation"]["judge"]
     if judge["name"] != "rule" and not judge.get("model"):
         raise InputError(f"{source}: key 'evaluation.judge.model' is missing; judge {judge['name']!r} needs a model")
-    if judge["name"] == "openai" and not judge.get("base_url"):
-        raise InputError(f"{source}: key 'evaluation.judge.base_url' is missing; judge 'openai' needs the endpoint")
+    if judge["name"] == "openai" and not (judge.get("base_url") or judge.get("base_url_env")):
+        raise InputError(
+            f"{source}: key 'evaluation.judge.base_url' is missing; judge 'openai' needs the endpoint "
+            "(or base_url_env: the variable that will hold it)"
+        )
+    if judge.get("base_url") and judge.get("base_url_env"):
+        raise InputError(f"{source}: evaluation.judge has base_url and base_url_env; keep one")
     folder = task_dir(config, workflow_root)
     sources = set()
     for index, name in enumerate(config["tasks"]):
@@ -129,6 +134,8 @@ def model_options(model: dict[str, Any], role: str) -> dict[str, Any]:
         "device_map": model.get("device_map"),
         "trust_remote_code": bool(model.get("trust_remote_code", False)),
         "chat_template": role == "post" and entry.get("chat_template", kind != "zoo"),
+        # only when set: every other entry's options (a job parameter) stay as they were
+        **({"bin_weights": True} if model.get("bin_weights") else {}),
     }
 
 

@@ -33,6 +33,7 @@ class ModelOptions:
     device_map: str | None = None  # "auto" spreads a large model over the visible GPUs
     trust_remote_code: bool = False
     chat_template: bool = False
+    bin_weights: bool = False  # a checkpoint without safetensors: read its .bin files (torch.load, weights only)
 
     @classmethod
     def from_dict(cls, data: dict[str, Any] | None) -> ModelOptions:
@@ -72,7 +73,10 @@ def check_reference(ref: str) -> str:
 
 
 def load_model(ref: Path | str, threads: int, options: ModelOptions | None = None) -> tuple[Any, Any]:
-    """A frozen causal LM in eval mode and its tokenizer, on the GPU when there is one."""
+    """A frozen causal LM in eval mode and its tokenizer, on the GPU when there is one.
+
+    On a GPU the weights load straight onto it (device_map), never first into CPU memory (a 7B
+    model in bf16 is 15 GB of host RAM and a copy); `device_map: auto` spreads a larger one."""
     from transformers import AutoModelForCausalLM, AutoTokenizer
 
     options = options or ModelOptions()
@@ -86,20 +90,24 @@ def load_model(ref: Path | str, threads: int, options: ModelOptions | None = Non
         model = AutoModelForCausalLM.from_pretrained(
             ref,
             dtype=dtype,
-            device_map=options.device_map if on_gpu else None,
-            use_safetensors=True,
+            device_map=(options.device_map or str(device())) if on_gpu else None,
+            # safetensors only, unless the entry opts in to .bin files (None: safetensors first)
+            use_safetensors=None if options.bin_weights else True,
             **common,
         )
     except (OSError, ValueError, SafetensorError) as err:  # SafetensorError: a truncated or corrupt file
         reason = (str(err).splitlines() or [type(err).__name__])[0]
+        if not options.bin_weights and _ships_bin_only(ref):
+            raise InputError(
+                f"{ref}: the checkpoint has .bin weights and no safetensors; set bin_weights: true in the model "
+                "entry to read them (torch.load with weights_only), or convert it to safetensors"
+            ) from None
         raise InputError(
             f"{ref}: cannot load the model ({reason}); download or convert it again, or fix the model's id"
         ) from None
     check_finite(model, ref)
     if tokenizer.pad_token_id is None:
         tokenizer.pad_token = tokenizer.eos_token  # padding is always masked out
-    if options.device_map is None or not on_gpu:
-        model.to(device())
     model.eval()
     for parameter in model.parameters():
         parameter.requires_grad_(False)
@@ -109,6 +117,12 @@ def load_model(ref: Path | str, threads: int, options: ModelOptions | None = Non
             "none; set chat_template: false for this role"
         )
     return model, tokenizer
+
+
+def _ships_bin_only(ref: str) -> bool:
+    """A local directory with pytorch_model*.bin files and no safetensors (hub ids: not asked)."""
+    path = Path(ref)
+    return path.is_dir() and any(path.glob("pytorch_model*.bin")) and not any(path.glob("*.safetensors"))
 
 
 def check_finite(model: Any, ref: Path | str) -> None:
