@@ -1,11 +1,15 @@
 from __future__ import annotations
 
+import random
+import types
+
 import pytest
 import torch
 
+from softeval.data.answers import cut_at_stop
 from softeval.data.splits import task_examples
-from softeval.engine.generate import generate_greedy
-from softeval.engine.methods import build_prompts, few_shot_examples
+from softeval.engine.generate import generate_greedy, stop_string_seen, tail_window
+from softeval.engine.methods import ChatWrap, build_prompts, few_shot_examples
 from softeval.zoo.corpus import tokenizer_corpus
 from softeval.zoo.tokenizer import train_tokenizer
 from softeval.zoo.training import build_model
@@ -129,3 +133,95 @@ def test_an_over_long_prompt_keeps_its_end_and_says_so(setup, vectors):
     assert together[0].prompt_tokens == limit
     assert together[0].truncated == len(tokenizer(long)["input_ids"]) - limit
     assert together[1] == alone[0] and alone[0].truncated == 0
+
+
+def full_decode_stop_step(tokenizer, ids, stops):
+    """The step at which the old check (the whole output decoded every step) first sees a stop."""
+    for n in range(1, len(ids) + 1):
+        text = tokenizer.decode(ids[:n], skip_special_tokens=True)
+        if cut_at_stop(text, stops) != text:
+            return n
+    return None
+
+
+def tail_stop_step(tokenizer, ids, stops):
+    window = tail_window(stops)
+    return next((n for n in range(1, len(ids) + 1) if stop_string_seen(tokenizer, ids[:n], stops, window)), None)
+
+
+@pytest.mark.parametrize("kind", ["zoo-bpe", "byte-level-32k"])
+def test_tail_decoding_finds_every_stop_exactly_when_a_full_decode_does(setup, kind):
+    """Random outputs rich in stop characters, multi-byte characters and special tokens: the
+    step where generation stops is the same as with the whole output decoded at every step."""
+    _, zoo_tokenizer, _ = setup
+    if kind == "zoo-bpe":
+        tokenizer = zoo_tokenizer
+    else:
+        from softeval.zoo.random_model import train_llama_style_tokenizer
+
+        tokenizer = train_llama_style_tokenizer(["héllo wörld ####  \\boxed{12}\n\n" * 50, "日本語 の テキスト."], 2000)
+    rng = random.Random(0)
+    vocab = len(tokenizer)
+    hot = [i for i in range(vocab) if any(c in tokenizer.decode([i]) for c in "\n.#}")] or [0]
+    for stops in [("\n",), (".", "\n"), ("####",), ("\n\n\n",), ("}\n",)]:
+        for _ in range(60):
+            ids = [rng.choice(hot) if rng.random() < 0.15 else rng.randrange(vocab) for _ in range(rng.randint(1, 60))]
+            assert tail_stop_step(tokenizer, ids, stops) == full_decode_stop_step(tokenizer, ids, stops), (stops, ids)
+
+
+def test_stop_detection_decodes_a_bounded_tail_not_the_whole_answer(setup):
+    _, tokenizer, _ = setup
+    decoded = []
+
+    class Counting:
+        def decode(self, ids, skip_special_tokens=True):
+            decoded.append(len(ids))
+            return tokenizer.decode(ids, skip_special_tokens=skip_special_tokens)
+
+    ids = tokenizer("word " * 400)["input_ids"][:400]
+    window = tail_window(["\n"])
+    for n in range(1, len(ids) + 1):
+        assert not stop_string_seen(Counting(), ids[:n], ["\n"], window)
+    assert max(decoded) == window == 12  # O(1) per step: the old check decoded all n tokens
+
+
+class AlwaysToken(torch.nn.Module):
+    """A model that always predicts one token (to see what stops generation)."""
+
+    def __init__(self, vocab: int, token: int):
+        super().__init__()
+        self.embed, self.token, self.vocab = torch.nn.Embedding(vocab, 4), token, vocab
+        self.config, self.generation_config = types.SimpleNamespace(), None
+
+    def get_input_embeddings(self):
+        return self.embed
+
+    def forward(self, inputs_embeds=None, **kwargs):
+        logits = torch.zeros(inputs_embeds.shape[0], 1, self.vocab)
+        logits[..., self.token] = 1.0
+        return types.SimpleNamespace(logits=logits, cache=None)
+
+
+def test_a_chat_templates_end_of_turn_token_stops_generation():
+    """Gemma's template closes a turn with <end_of_turn>, its generation config names only <eos>."""
+    from softeval.zoo.random_model import train_llama_style_tokenizer
+
+    tokenizer = train_llama_style_tokenizer(["some text for a tokenizer"] * 20, 400)
+    tokenizer.add_special_tokens({"additional_special_tokens": ["<start_of_turn>", "<end_of_turn>"]})
+    tokenizer.chat_template = (
+        "{% for m in messages %}<start_of_turn>{{ m['role'] }}\n{{ m['content'] }}<end_of_turn>\n{% endfor %}"
+        "{% if add_generation_prompt %}<start_of_turn>model\n{% endif %}"
+    )
+    end = tokenizer.convert_tokens_to_ids("<end_of_turn>")
+    chat = ChatWrap.from_tokenizer(tokenizer)
+    assert chat.end_of_turn == (end,) and end != tokenizer.eos_token_id
+    model = AlwaysToken(len(tokenizer), end)
+    prompt = chat.wrap("Question?")
+    stopped = generate_greedy(model, tokenizer, [prompt], use_cache=False, stop_ids=chat.end_of_turn)[0]
+    assert stopped.stop_reason == "eos" and stopped.new_tokens == 0
+    ran_on = generate_greedy(model, tokenizer, [prompt], use_cache=False, max_new_tokens=5)[0]
+    assert ran_on.stop_reason == "length"  # what happened before: the turn's end did not stop it
+    from softeval.zoo.random_model import CHATML
+
+    tokenizer.chat_template = CHATML
+    assert ChatWrap.from_tokenizer(tokenizer).end_of_turn == (tokenizer.convert_tokens_to_ids("<|im_end|>"),)

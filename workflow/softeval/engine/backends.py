@@ -28,8 +28,11 @@ class GenerationBackend(Protocol):
     # with that model first keeps it loaded; False when it loads an engine of its own.
     uses_hf_model: ClassVar[bool]
 
-    def load(self, ref: str, options: ModelOptions, threads: int) -> tuple[Any, Any, ChatWrap | None]:
-        """(model or engine, tokenizer, chat template when the model entry asks for it)."""
+    def load(
+        self, ref: str, options: ModelOptions, threads: int, *, soft_prompt: bool = False
+    ) -> tuple[Any, Any, ChatWrap | None]:
+        """(model or engine, tokenizer, chat template when the model entry asks for it);
+        `soft_prompt`: the engine will be given soft prompts (vLLM: prompt embeddings on)."""
         ...
 
     def generate(
@@ -42,7 +45,10 @@ class GenerationBackend(Protocol):
         stops: Sequence[str],
         max_new_tokens: int,
         shared_prefix: str | None,
-    ) -> list[Generation]: ...
+        stop_ids: Sequence[int] = (),
+    ) -> list[Generation]:
+        """`stop_ids`: end-of-turn tokens beyond the model's EOS (a chat template's)."""
+        ...
 
 
 def load_with_chat(ref: str, options: ModelOptions, threads: int) -> tuple[Any, Any, ChatWrap | None]:
@@ -59,7 +65,9 @@ class HFBackend:
     def __init__(self, settings: GenerateSettings) -> None:
         self.batch_size = settings.batch_size
 
-    def load(self, ref: str, options: ModelOptions, threads: int) -> tuple[Any, Any, ChatWrap | None]:
+    def load(
+        self, ref: str, options: ModelOptions, threads: int, *, soft_prompt: bool = False
+    ) -> tuple[Any, Any, ChatWrap | None]:
         return load_with_chat(ref, options, threads)
 
     def generate(
@@ -72,6 +80,7 @@ class HFBackend:
         stops: Sequence[str],
         max_new_tokens: int,
         shared_prefix: str | None,
+        stop_ids: Sequence[int] = (),
     ) -> list[Generation]:
         return generate_greedy(
             model,
@@ -82,6 +91,7 @@ class HFBackend:
             max_new_tokens=max_new_tokens,
             batch_size=self.batch_size,
             shared_prefix=shared_prefix,
+            stop_ids=stop_ids,
         )
 
 
@@ -93,10 +103,12 @@ class VLLMBackend:
     def __init__(self, settings: GenerateSettings) -> None:
         self.engine = settings.vllm
 
-    def load(self, ref: str, options: ModelOptions, threads: int) -> tuple[Any, Any, ChatWrap | None]:
+    def load(
+        self, ref: str, options: ModelOptions, threads: int, *, soft_prompt: bool = False
+    ) -> tuple[Any, Any, ChatWrap | None]:
         from softeval.engine.vllm_backend import VLLMModel
 
-        model = VLLMModel(ref, options, self.engine)
+        model = VLLMModel(ref, options, self.engine, prompt_embeds=soft_prompt)
         return model, model.tokenizer, ChatWrap.from_tokenizer(model.tokenizer) if options.chat_template else None
 
     def generate(
@@ -109,8 +121,10 @@ class VLLMBackend:
         stops: Sequence[str],
         max_new_tokens: int,
         shared_prefix: str | None,
+        stop_ids: Sequence[int] = (),
     ) -> list[Generation]:
-        return model.generate(prompts, vectors, stops, max_new_tokens, stop_token_ids(model, tokenizer))
+        eos_ids = stop_token_ids(model, tokenizer) | set(stop_ids)
+        return model.generate(prompts, vectors, stops, max_new_tokens, eos_ids)
 
 
 BACKENDS: dict[str, Callable[[GenerateSettings], GenerationBackend]] = {"hf": HFBackend, "vllm": VLLMBackend}

@@ -9,7 +9,7 @@ are dropped: finished rows cost nothing.
 from __future__ import annotations
 
 import copy
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, replace
 from typing import Any
 
@@ -42,11 +42,13 @@ def generate_greedy(
     batch_size: int | BatchSize = 16,
     use_cache: bool = True,
     shared_prefix: str | None = None,
+    stop_ids: Iterable[int] = (),
 ) -> list[Generation]:
     """Greedy continuations of `prompts`, cut at the first stop string.
 
     With `shared_prefix` (text every prompt starts with) and the KV cache on, the prefix and
     the soft prompt before it are encoded once and their cache is reused for every batch.
+    `stop_ids`: end-of-turn tokens beyond the model's EOS (a chat template's, ChatWrap.end_of_turn).
     """
     if max_new_tokens < 1:
         raise ValueError("max_new_tokens must be at least 1")
@@ -54,7 +56,7 @@ def generate_greedy(
     kept = [keep_last(tokenizer(prompt)["input_ids"], limit) for prompt in prompts]
     rows = [ids for ids, _ in kept]
     prefix = encode_prefix(model, tokenizer, rows, vectors, shared_prefix) if use_cache and shared_prefix else None
-    eos_ids = stop_token_ids(model, tokenizer)
+    eos_ids = stop_token_ids(model, tokenizer) | set(stop_ids)
 
     def run(chunk: Sequence[list[int]]) -> list[Generation]:
         return _generate_chunk(
@@ -71,6 +73,32 @@ def stop_token_ids(model: Any, tokenizer: Any) -> set[int]:
     configured = getattr(getattr(model, "generation_config", None), "eos_token_id", None)
     ids |= set(configured) if isinstance(configured, list) else {configured}
     return {i for i in ids if i is not None}
+
+
+def tail_window(stops: Sequence[str]) -> int:
+    """Generated tokens to decode when looking for a stop string that the newest token may have
+    completed. A token holds at least one byte and a character at most four, so a stop string of
+    L characters ends within the last 4L tokens; 8 more absorb what decoding from the middle of a
+    sequence can change at the window's start (a split UTF-8 character, SentencePiece's leading
+    space)."""
+    return 4 * max((len(s) for s in stops), default=0) + 8
+
+
+def stop_string_seen(tokenizer: Any, ids: list[int], stops: Sequence[str], window: int) -> bool:
+    """Whether the decoded output holds a stop string, decoding only its tail (O(1) per step, not
+    the whole answer again: GSM8K/MATH budgets run to hundreds of tokens). A tail that decodes
+    to too few characters (tokens that decode to nothing) is widened to the whole output, and a
+    stop seen in the tail is confirmed on the whole output, so the answer is exactly the one a
+    full decode at every step would give (tests/test_generate.py compares the two)."""
+    if not stops:
+        return False
+    tail = tokenizer.decode(ids[-window:], skip_special_tokens=True)
+    if len(ids) > window and len(tail) < max(len(s) for s in stops) + 4:
+        tail = tokenizer.decode(ids, skip_special_tokens=True)
+    if not any(s in tail for s in stops):
+        return False
+    text = tokenizer.decode(ids, skip_special_tokens=True)
+    return cut_at_stop(text, stops) != text
 
 
 @dataclass
@@ -182,6 +210,7 @@ def _generate_chunk(
         model, rows, vectors, prefix, tokenizer.pad_token_id, use_cache
     )
     prompt_tokens = [len(row) for row in rows]
+    window = tail_window(stops)
     new_ids: list[list[int]] = [[] for _ in rows]
     results: list[Generation | None] = [None] * len(rows)
     active = list(range(len(rows)))  # original row of each live batch row
@@ -195,8 +224,7 @@ def _generate_chunk(
                 results[row] = _finish(tokenizer, new_ids[row], "eos", prompt_tokens[row], stops)
                 continue
             new_ids[row].append(token)
-            text = tokenizer.decode(new_ids[row], skip_special_tokens=True)
-            if cut_at_stop(text, stops) != text:
+            if stop_string_seen(tokenizer, new_ids[row], stops, window):
                 results[row] = _finish(tokenizer, new_ids[row], "stop", prompt_tokens[row], stops)
             elif step == max_new_tokens - 1:
                 results[row] = _finish(tokenizer, new_ids[row], "length", prompt_tokens[row], stops)

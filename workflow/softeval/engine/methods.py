@@ -23,6 +23,7 @@ SHOT_SEPARATOR = "\n\n"
 
 
 CHAT_SLOT = "\u0000softeval-user-turn\u0000"
+REPLY_SLOT = "\u0000softeval-assistant-turn\u0000"
 
 
 @dataclass(frozen=True)
@@ -36,6 +37,7 @@ class ChatWrap:
 
     head: str
     tail: str
+    end_of_turn: tuple[int, ...] = ()  # the template's end-of-turn token (Gemma's <end_of_turn>)
 
     @classmethod
     def from_tokenizer(cls, tokenizer: Any) -> ChatWrap:
@@ -51,10 +53,27 @@ class ChatWrap:
         adds_bos = bos is not None and tokenizer("x")["input_ids"][:1] == [tokenizer.bos_token_id]
         if adds_bos and head.startswith(bos):
             head = head[len(bos) :]  # the tokenizer adds BOS itself; the template's copy would double it
-        return cls(head, tail)
+        return cls(head, tail, end_of_turn_ids(tokenizer))
 
     def wrap(self, user_text: str) -> str:
         return self.head + user_text + self.tail
+
+
+def end_of_turn_ids(tokenizer: Any) -> tuple[int, ...]:
+    """The special token a chat template closes an assistant turn with (<end_of_turn>, <|im_end|>,
+    <|eot_id|>): a post-trained model writing it has finished, even where its generation config
+    names only the tokenizer's EOS. Empty when the template shows none."""
+    try:
+        text = tokenizer.apply_chat_template(
+            [{"role": "user", "content": CHAT_SLOT}, {"role": "assistant", "content": REPLY_SLOT}], tokenize=False
+        )
+    except Exception:  # a template that refuses a finished assistant turn: EOS alone stops
+        return ()
+    if REPLY_SLOT not in text:
+        return ()
+    after = tokenizer(text.split(REPLY_SLOT, 1)[1], add_special_tokens=False)["input_ids"]
+    special = set(tokenizer.all_special_ids) | set(getattr(tokenizer, "added_tokens_decoder", {}))
+    return next(((i,) for i in after if i in special), ())
 
 
 def response_target(target: str, chat: ChatWrap | None) -> str:

@@ -44,6 +44,7 @@ def generation_rows(settings: GenerateSettings, data_dir: Path) -> RowMaker:
             stops=unit.task.stop,
             max_new_tokens=budget(tokenizer, unit),
             shared_prefix=unit.prompts.shared_prefix,
+            stop_ids=unit.prompts.chat.end_of_turn if unit.prompts.chat else (),
         )
         return [
             {
