@@ -201,26 +201,62 @@ def test_gradient_checkpointing_gives_the_same_training(tiny_model_dir, tasks):
 
 @pytest.fixture
 def slots(tmp_path, monkeypatch):
-    monkeypatch.setenv(gpu_slots.SLOTS_ENV, "0,1")
-    monkeypatch.setenv(gpu_slots.LOCK_DIR_ENV, str(tmp_path))
-    monkeypatch.delenv("CUDA_VISIBLE_DEVICES", raising=False)
-    yield tmp_path
+    """Two GPUs as nvidia-smi lists them (a stand-in script on PATH), a lock folder of the test's."""
+    bin_dir = tmp_path / "bin"
+    bin_dir.mkdir()
+    smi = bin_dir / "nvidia-smi"
+    smi.write_text("#!/bin/sh\nprintf '0, GPU-aaaa\\n1, GPU-bbbb\\n'\n")
+    smi.chmod(0o755)
+    monkeypatch.setenv("PATH", f"{bin_dir}{os.pathsep}{os.environ['PATH']}")
+    monkeypatch.setenv(gpu_slots.LOCK_DIR_ENV, str(tmp_path / "locks"))
+    for name in ("CUDA_VISIBLE_DEVICES", "CUDA_DEVICE_ORDER", "SLURM_JOB_ID", gpu_slots.SLOTS_ENV):
+        monkeypatch.delenv(name, raising=False)
+    yield tmp_path / "locks"
     for handle in gpu_slots._held:
         handle.close()
     gpu_slots._held.clear()
 
 
-def test_gpu_slots_pin_each_job_to_its_own_gpu(slots, monkeypatch):
-    assert gpu_slots.acquire(1) == ["0"] and os.environ["CUDA_VISIBLE_DEVICES"] == "0"
+def test_gpu_slots_pin_each_job_to_its_own_gpu_by_uuid_in_pci_order(slots, monkeypatch):
+    assert gpu_slots.acquire(1) == ["GPU-aaaa"]
+    assert os.environ["CUDA_VISIBLE_DEVICES"] == "GPU-aaaa" and os.environ["CUDA_DEVICE_ORDER"] == "PCI_BUS_ID"
     monkeypatch.delenv("CUDA_VISIBLE_DEVICES")
-    assert gpu_slots.acquire(1) == ["1"] and os.environ["CUDA_VISIBLE_DEVICES"] == "1"
+    assert gpu_slots.acquire(1) == ["GPU-bbbb"]
     monkeypatch.delenv("CUDA_VISIBLE_DEVICES")
     with pytest.raises(InputError, match="no 1 free GPU slots"):
         gpu_slots.acquire(1, poll_seconds=0.05, timeout=0.2)
     with pytest.raises(InputError, match="needs 3 GPUs but this machine has 2"):
         gpu_slots.acquire(3)
-    monkeypatch.setenv("CUDA_VISIBLE_DEVICES", "5")
-    assert gpu_slots.acquire(1) == []  # a scheduler (SLURM) already chose
+
+
+def test_a_preset_cuda_visible_devices_narrows_the_choice_and_still_locks(slots, monkeypatch):
+    """A container that shows GPU 1 to two jobs: the second waits instead of sharing it."""
+    monkeypatch.setenv("CUDA_VISIBLE_DEVICES", "1")
+    assert gpu_slots.acquire(1) == ["GPU-bbbb"] and os.environ["CUDA_VISIBLE_DEVICES"] == "GPU-bbbb"
+    monkeypatch.setenv("CUDA_VISIBLE_DEVICES", "GPU-bbbb")  # named by UUID: the same GPU
+    with pytest.raises(InputError, match="no 1 free GPU slots"):
+        gpu_slots.acquire(1, poll_seconds=0.05, timeout=0.2)
+    monkeypatch.setenv("CUDA_VISIBLE_DEVICES", "")  # no GPU visible: the job runs on CPU
+    assert gpu_slots.acquire(1) == []
+    monkeypatch.setenv("CUDA_VISIBLE_DEVICES", "0")
+    monkeypatch.setenv("SLURM_JOB_ID", "42")  # the scheduler chose: nothing locked, nothing changed
+    assert gpu_slots.acquire(1) == [] and os.environ["CUDA_VISIBLE_DEVICES"] == "0"
+
+
+def test_slot_list_by_index_and_the_lock_folder_is_shared_by_every_user(slots, monkeypatch):
+    monkeypatch.setenv(gpu_slots.SLOTS_ENV, "1")
+    old = os.umask(0o022)
+    try:
+        assert gpu_slots.acquire(1) == ["GPU-bbbb"]
+    finally:
+        os.umask(old)
+    assert (slots / "GPU-bbbb.lock").stat().st_mode & 0o777 == 0o666
+    monkeypatch.delenv(gpu_slots.LOCK_DIR_ENV)
+    monkeypatch.setattr(gpu_slots.tempfile, "gettempdir", lambda: str(slots.parent / "tmp"))
+    (slots.parent / "tmp").mkdir()
+    folder = gpu_slots.lock_dir()
+    assert folder.name == "softeval-gpu-slots" and str(os.getuid()) not in folder.name
+    assert folder.stat().st_mode & 0o7777 == 0o1777
 
 
 def test_a_killed_job_frees_its_gpu_slots(slots):
@@ -236,12 +272,12 @@ def test_a_killed_job_frees_its_gpu_slots(slots):
         env={**os.environ, "PYTHONPATH": str(ROOT / "workflow")},
     )
     try:
-        assert holder.stdout.readline().strip() == "['0', '1']"
+        assert holder.stdout.readline().strip() == "['GPU-aaaa', 'GPU-bbbb']"
         with pytest.raises(InputError):
             gpu_slots.acquire(1, poll_seconds=0.05, timeout=0.2)
     finally:
         holder.kill()
         holder.wait()
     start = time.monotonic()
-    assert gpu_slots.acquire(2, poll_seconds=0.05, timeout=5) == ["0", "1"]
+    assert gpu_slots.acquire(2, poll_seconds=0.05, timeout=5) == ["GPU-aaaa", "GPU-bbbb"]
     assert time.monotonic() - start < 5
