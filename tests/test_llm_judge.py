@@ -26,7 +26,7 @@ def judge_model(tmp_path_factory, tiny_model_dir):
     return root
 
 
-def hf_judge(judge_model, cache_name="cache.sqlite", batch_size=4):
+def hf_judge(judge_model, cache_name="cache", batch_size=4):
     spec = {
         "name": "hf",
         "model": str(judge_model / "model"),
@@ -59,11 +59,11 @@ def test_bad_prompt_files_are_named(tmp_path):
 
 
 def test_cache_survives_reopening(tmp_path):
-    cache = VerdictCache(tmp_path / "c.sqlite")
+    cache = VerdictCache(tmp_path / "c")
     key = VerdictCache.key("hf", "m", 1, "knowledge", "prompt")
     cache.put_many({key: True})
     cache.close()
-    again = VerdictCache(tmp_path / "c.sqlite")
+    again = VerdictCache(tmp_path / "c")
     assert again.get_many([key, "missing"]) == {key: True}
     assert VerdictCache.key("hf", "m", 2, "knowledge", "prompt") != key  # a new prompt version misses
 
@@ -122,7 +122,7 @@ def test_hf_judge_end_to_end_in_the_judge_job_and_on_the_validation_set(judge_mo
         "name": "hf",
         "model": str(judge_model / "model"),
         "prompts": str(PROMPTS),
-        "cache": str(tmp_path / "cache.sqlite"),
+        "cache": str(tmp_path / "cache"),
         "batch_size": 8,
         "cascade": True,
     }

@@ -20,7 +20,7 @@ SECRET = "sk-test-never-log-this-0123456789"
 
 def judge(server, tmp_path, monkeypatch, **kwargs):
     monkeypatch.setenv("JUDGE_KEY", SECRET)
-    cache = VerdictCache(tmp_path / "cache.sqlite")
+    cache = VerdictCache(tmp_path / "cache")
     options = {"concurrency": 3, "timeout": 0.5, "max_retries": 3, "reply_retries": 3, **kwargs}
     return OpenAIJudge(
         base_url=server.url, model="fake-judge", prompts=PROMPTS, cache=cache, api_key_env="JUDGE_KEY", **options
@@ -42,7 +42,7 @@ def test_verdicts_are_right_through_500s_429s_timeouts_garbage_and_slow_replies(
         auth = [{k.lower(): v for k, v in h.items()}.get("authorization") for h in server.headers]
         assert auth and all(a == f"Bearer {SECRET}" for a in auth)
     assert SECRET not in caplog.text  # the key reaches the server, never a log
-    assert SECRET.encode() not in (tmp_path / "cache.sqlite").read_bytes()
+    assert all(SECRET.encode() not in shard.read_bytes() for shard in (tmp_path / "cache").iterdir())
 
 
 def test_a_rerun_is_served_from_the_cache(tasks, tmp_path, monkeypatch):
@@ -70,7 +70,7 @@ def test_an_endpoint_that_stays_down_stops_with_a_clear_error_and_keeps_what_it_
 def test_garbage_forever_is_an_error_not_a_no(tasks, tmp_path, monkeypatch):
     with FakeServer(always="words") as server, pytest.raises(JudgeUnavailable, match="NotAVerdict"):
         judge(server, tmp_path, monkeypatch, reply_retries=1).verdicts("knowledge", prompts_for(tasks)[:1])
-    cache = VerdictCache(tmp_path / "cache.sqlite")
+    cache = VerdictCache(tmp_path / "cache")
     assert cache.get_many([VerdictCache.key("openai", "fake-judge", 1, "knowledge", prompts_for(tasks)[0])]) == {}
 
 
@@ -82,7 +82,7 @@ def test_a_missing_key_is_named(tmp_path, monkeypatch):
         "model": "m",
         "api_key_env": "NO_SUCH_KEY",
         "prompts": str(ROOT / "config" / "judges" / "default.yaml"),
-        "cache": str(tmp_path / "c.sqlite"),
+        "cache": str(tmp_path / "c"),
     }
     with pytest.raises(Exception, match="environment variable NO_SUCH_KEY is not set"):
         make_judge(spec)
@@ -97,7 +97,7 @@ def test_cascade_with_openai_in_the_judge_factory(tasks, tmp_path, monkeypatch):
             "model": "fake-judge",
             "api_key_env": "JUDGE_KEY",
             "prompts": str(ROOT / "config" / "judges" / "default.yaml"),
-            "cache": str(tmp_path / "c.sqlite"),
+            "cache": str(tmp_path / "c"),
             "cascade": True,
             "concurrency": 2,
             "timeout": 5,

@@ -215,6 +215,7 @@ class JudgeSettings(JobSettings):
     name: Literal["rule", "hf", "openai"]
     model: str | None = None
     base_url: str | None = None
+    base_url_env: str | None
     api_key_env: str | None
     concurrency: int
     timeout: float

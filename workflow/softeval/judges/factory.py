@@ -3,6 +3,7 @@ the rule cascade. One place builds judges, for the judge job and for judge valid
 
 from __future__ import annotations
 
+import os
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
@@ -12,7 +13,7 @@ from softeval.schema import InputError
 from softeval.settings import JudgeSettings
 
 WORKFLOW_ROOT = Path(__file__).resolve().parents[3]
-NEEDS = {"hf": ("model",), "openai": ("base_url", "model")}
+NEEDS = {"hf": ("model",), "openai": ("model",)}
 
 
 def judge_settings(settings: JudgeSettings | Mapping[str, Any] | str) -> JudgeSettings:
@@ -29,6 +30,24 @@ def prompts_file(settings: JudgeSettings) -> Path:
     return path if "prompts" in settings.given or path.is_absolute() else WORKFLOW_ROOT / path
 
 
+def judge_url(settings: JudgeSettings) -> str:
+    """The judge server's URL: evaluation.judge.base_url, or the environment variable that
+    base_url_env names (a server started as its own SLURM job is known only at run time)."""
+    if settings.base_url and settings.base_url_env:
+        raise InputError("evaluation.judge: give base_url or base_url_env, not both")
+    if settings.base_url:
+        return settings.base_url
+    if not settings.base_url_env:
+        raise InputError("judge 'openai' needs evaluation.judge.base_url (or base_url_env)")
+    url = os.environ.get(settings.base_url_env, "").strip()
+    if not url:
+        raise InputError(
+            f"the judge server's URL is read from ${settings.base_url_env} (evaluation.judge.base_url_env), which "
+            "is not set; start the server (workflow/scripts/judge_server.sbatch) and export its URL"
+        )
+    return url
+
+
 def make_judge(settings: JudgeSettings | Mapping[str, Any] | str, threads: int = 1) -> Judge:
     settings = judge_settings(settings)
     if settings.name == "rule":
@@ -38,6 +57,8 @@ def make_judge(settings: JudgeSettings | Mapping[str, Any] | str, threads: int =
     missing = [key for key in NEEDS[settings.name] if not getattr(settings, key)]
     if missing:
         raise InputError(f"judge {settings.name!r} needs evaluation.judge.{missing[0]}")
+    if settings.name == "openai":
+        judge_url(settings)  # a missing URL stops the job before anything loads
     prompts, cache = JudgePrompts.load(prompts_file(settings)), VerdictCache(settings.cache)
     if settings.name == "hf":
         from softeval.engine.models import load_model
@@ -49,7 +70,7 @@ def make_judge(settings: JudgeSettings | Mapping[str, Any] | str, threads: int =
         from softeval.judges.openai_compatible import OpenAIJudge
 
         backend = OpenAIJudge(
-            base_url=settings.base_url,
+            base_url=judge_url(settings),
             model=settings.model,
             prompts=prompts,
             cache=cache,

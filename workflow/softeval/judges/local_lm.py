@@ -11,7 +11,10 @@ from __future__ import annotations
 import hashlib
 import html
 import json
+import os
+import socket
 import sqlite3
+import uuid
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -64,14 +67,32 @@ class JudgePrompts:
 
 
 class VerdictCache:
-    """Verdicts keyed by (backend, judge model, prompt version, inputs); SQLite, committed per
-    batch, so reruns, added models and killed jobs never pay for a verdict twice."""
+    """Verdicts keyed by (backend, judge model, prompt version, inputs), so reruns, added models
+    and killed jobs never pay for a verdict twice.
 
-    def __init__(self, path: Path | str) -> None:
-        Path(path).parent.mkdir(parents=True, exist_ok=True)
-        self.connection = sqlite3.connect(str(path), timeout=120)
-        self.connection.execute("CREATE TABLE IF NOT EXISTS verdicts (key TEXT PRIMARY KEY, verdict INTEGER)")
-        self.connection.commit()
+    A folder of shard files, one per writing process (JSON lines, appended and fsynced per
+    batch): on a cluster ~100 judge jobs share the folder over NFS or Lustre, where SQLite's
+    locks are unreliable; here no file has two writers and nothing is locked. Every shard is
+    read when a job starts; a torn last line (a kill mid-write) is skipped. A cache file of an
+    earlier release (`<folder>.sqlite` beside the folder, or `*.sqlite` inside it) is read too."""
+
+    def __init__(self, path: Path | str, shard: str | None = None) -> None:
+        self.folder = Path(path)
+        if self.folder.is_file():
+            raise InputError(
+                f"{self.folder}: evaluation.judge.cache names a folder of verdict shards now; this is a file "
+                f"(an earlier release's SQLite cache?): move it into a folder and point the key at that folder"
+            )
+        self.folder.mkdir(parents=True, exist_ok=True)
+        self.known: dict[str, bool] = {}
+        for legacy in [self.folder.with_suffix(".sqlite"), *sorted(self.folder.glob("*.sqlite"))]:
+            if legacy.is_file():
+                self.known |= _read_sqlite(legacy)
+        for part in sorted(self.folder.glob("*.jsonl")):
+            self.known |= _read_shard(part)
+        name = shard or f"{socket.gethostname()}-{os.getpid()}-{uuid.uuid4().hex[:8]}"
+        self.shard = self.folder / f"{name}.jsonl"
+        self.handle: Any = None
 
     @staticmethod
     def key(backend: str, model: str, version: int, kind: str, prompt: str) -> str:
@@ -79,23 +100,44 @@ class VerdictCache:
         return hashlib.sha256(blob.encode()).hexdigest()
 
     def get_many(self, keys: Sequence[str]) -> dict[str, bool]:
-        found: dict[str, bool] = {}
-        for start in range(0, len(keys), 500):
-            part = list(keys[start : start + 500])
-            marks = ",".join("?" * len(part))
-            rows = self.connection.execute(f"SELECT key, verdict FROM verdicts WHERE key IN ({marks})", part)
-            found.update({key: bool(value) for key, value in rows})
-        return found
+        return {key: self.known[key] for key in keys if key in self.known}
 
     def put_many(self, verdicts: dict[str, bool]) -> None:
-        with self.connection:  # one transaction: all of the batch or none of it
-            self.connection.executemany(
-                "INSERT OR REPLACE INTO verdicts (key, verdict) VALUES (?, ?)",
-                [(key, int(value)) for key, value in verdicts.items()],
-            )
+        """Append the batch to this process's shard and make it durable before returning."""
+        if not verdicts:
+            return
+        if self.handle is None:
+            self.handle = self.shard.open("a", encoding="utf-8")
+        self.handle.write("".join(json.dumps([k, bool(v)]) + "\n" for k, v in verdicts.items()))
+        self.handle.flush()
+        os.fsync(self.handle.fileno())
+        self.known |= verdicts
 
     def close(self) -> None:
-        self.connection.close()
+        if self.handle is not None:
+            self.handle.close()
+            self.handle = None
+
+
+def _read_shard(path: Path) -> dict[str, bool]:
+    found: dict[str, bool] = {}
+    for line in path.read_text(encoding="utf-8", errors="replace").splitlines():
+        try:
+            key, verdict = json.loads(line)
+        except (ValueError, TypeError):
+            continue  # a line torn by a kill, or being written by its job right now
+        found[str(key)] = bool(verdict)
+    return found
+
+
+def _read_sqlite(path: Path) -> dict[str, bool]:
+    connection = sqlite3.connect(f"file:{path}?mode=ro", uri=True)
+    try:
+        return {key: bool(value) for key, value in connection.execute("SELECT key, verdict FROM verdicts")}
+    except sqlite3.DatabaseError:
+        return {}
+    finally:
+        connection.close()
 
 
 class HFJudge:
