@@ -51,7 +51,8 @@ class VLLMModel:
         self.config = AutoConfig.from_pretrained(self.ref, **common)
         self.generation_config = _generation_config(self.ref, common)
         settings = {**DEFAULTS, **(engine or {})}
-        self.max_model_len = int(settings["max_model_len"])
+        limit = settings.get("max_model_len")
+        self.max_model_len = int(limit) if limit else None  # None: the model's own positions
         self.prompt_embeds = prompt_embeds
         self.llm = LLM(
             model=self.ref,
