@@ -48,19 +48,17 @@ def read_tensor(ref: str, revision: str | None, key: str) -> torch.Tensor:
     A key saved under another prefix ("language_model.model.embed_tokens.weight") is matched by
     its longest common ending."""
     index = _fetch(ref, revision, INDEX)
+    found: str | None = None
     if index is not None:
         weight_map: dict[str, str] = json.loads(index.read_text())["weight_map"]
         found = _match(key, list(weight_map), ref)
         path = _fetch(ref, revision, weight_map[found])
     else:
         path = _fetch(ref, revision, SINGLE)
-        if path is None:
-            raise InputError(f"{ref}: no {SINGLE} or {INDEX}; prompt embeddings need safetensors weights")
-        with safe_open(str(path), framework="pt") as handle:
-            found = _match(key, list(handle.keys()), ref)
-    assert path is not None
+    if path is None:
+        raise InputError(f"{ref}: no {SINGLE} or {INDEX}; prompt embeddings need safetensors weights")
     with safe_open(str(path), framework="pt") as handle:
-        return handle.get_tensor(found)
+        return handle.get_tensor(found or _match(key, list(handle.keys()), ref))
 
 
 def _match(key: str, keys: list[str], ref: str) -> str:
