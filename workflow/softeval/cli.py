@@ -37,6 +37,29 @@ def cmd_check_config(args: argparse.Namespace) -> None:
     print(f"{args.configfile}: valid")
 
 
+def cmd_plan_cost(args: argparse.Namespace) -> None:
+    from softeval.config import check_config, load_config_file, task_dir
+    from softeval.data.tasks import merge_blocks
+    from softeval.plan_cost import cost_table, plan_cost
+
+    root = Path(args.workflow_root)
+    config = load_config_file(root / "config" / "config.yaml")  # what the Snakefile loads first
+    for path in args.configfile:  # then each --configfile over it, as Snakemake merges them
+        config = merge_blocks(config, load_config_file(path))
+    check_config(config, ", ".join(args.configfile), root)
+    plan = plan_cost(
+        config,
+        task_dir(config, root),
+        gpu=args.gpu,
+        mfu=args.mfu,
+        bandwidth_efficiency=args.bandwidth_efficiency,
+        vllm_concurrency=args.vllm_concurrency,
+        job_start_s=args.job_start_s,
+        pilot=Path(args.pilot) if args.pilot else None,
+    )
+    print(cost_table(plan), end="")
+
+
 def cmd_world(args: argparse.Namespace) -> None:
     from softeval.data.world import generate_world
 
@@ -501,6 +524,16 @@ def data_commands(add: Adder) -> None:
     p = add("check-config", cmd_check_config, "validate a config file and its task files")
     p.add_argument("configfile")
     p.add_argument("--workflow-root", default=".", help="folder that task_dir is relative to")
+
+    p = add("plan-cost", cmd_plan_cost, "GPU-hours of a config's jobs (HF and vLLM backends), before running")
+    p.add_argument("--configfile", nargs="+", required=True, help="laid over config/config.yaml, as snakemake does")
+    p.add_argument("--workflow-root", default=".", help="folder holding config/ (and task_dir)")
+    p.add_argument("--gpu", default="h100-sxm", help="a100-80gb, h100-sxm or h200")
+    p.add_argument("--mfu", type=float, default=0.4, help="share of peak FLOP/s reached by prompts and tuning")
+    p.add_argument("--bandwidth-efficiency", type=float, default=0.6, help="share of peak memory bandwidth in decoding")
+    p.add_argument("--vllm-concurrency", type=int, default=256, help="sequences vLLM keeps in flight")
+    p.add_argument("--job-start-s", type=float, default=60.0, help="seconds to start a GPU job, model load included")
+    p.add_argument("--pilot", help="a pilot run's results/ folder: prompt lengths measured there replace the estimates")
 
     p = add("world", cmd_world, "generate the synthetic world")
     add_settings(p, job_settings.WorldSettings)

@@ -46,6 +46,7 @@ class Task:
     extract_pattern: re.Pattern[str] | None  # None: the last balanced \\boxed{} (answer.extract: last_boxed)
     answer_type: str
     harness: tuple[dict[str, Any], ...] = ()  # lm-evaluation-harness's scores (softeval.judges.harness)
+    cost: dict[str, Any] | None = None  # planning figures for `softeval plan-cost` only (never read by evaluation)
 
     @property
     def closed(self) -> bool:
@@ -241,6 +242,7 @@ def _build(data: dict[str, Any], path: Path) -> Task:
         extract_pattern=extract,
         answer_type=data["answer"]["type"],
         harness=tuple(data.get("harness", [])),
+        cost=data.get("cost"),
     )
 
 
