@@ -8,7 +8,9 @@ import re
 import pytest
 import yaml
 
+from softeval.plan_cost import plan_cost
 from tests.conftest import ROOT
+from tests.test_plan_cost import paper_config
 from tests.test_workflow import snakemake
 
 PROFILES = sorted((ROOT / "workflow" / "profiles").glob("*/config.yaml"))
@@ -58,6 +60,7 @@ def test_the_slurm_profile_sends_every_gpu_job_to_the_gpu_partition(tmp_path):
     jobs = planned_resources(result.stdout)
     model_jobs = [(rule, res) for rule, res in jobs if rule in GPU_RULES]
     assert len(model_jobs) == 7 * 2 * 7 * 3  # tune + evaluate + evaluate_soft_prompt per model, role, task
+    assert "294 GPU jobs" in " ".join(plan_cost(paper_config(), ROOT / "config" / "tasks").notes)  # plan-cost agrees
     assert {rule for rule, _ in model_jobs} == GPU_RULES
     for rule, res in model_jobs:
         assert res.get("slurm_partition") == "gpu" and res.get("gpu") == "1", (rule, res)
