@@ -20,6 +20,7 @@ from softeval.analysis.claims import (
     combine,
     greater,
     less,
+    tie_dependence,
     within,
     write_claims,
 )
@@ -164,9 +165,11 @@ def test_claim_1_format_climbs_knowledge_flat_and_the_choice_collapse():
             world.chosen[(model, task, "soft_prompt", 0)] = [i % 4 for i in range(N)]
     parts = parts_of(world.inputs(closed={"closed1"}))
     assert verdict(parts, 1, "open tasks: format reaches >= 0.9") == HOLDS
+    assert verdict(parts, 1, "open tasks: format climbs") == HOLDS
     assert verdict(parts, 1, "closed tasks: knowledge flat") == HOLDS
-    assert verdict(parts, 1, "closed tasks saturate no later than open tasks") == HOLDS
-    assert claim_verdicts(parts)[1] == HOLDS
+    # both first reach 0.9 at the last snapshot: a tie is no evidence that closed tasks come first
+    assert verdict(parts, 1, "closed tasks saturate before open tasks") == NOT_SHOWN
+    assert claim_verdicts(parts)[1] == NOT_SHOWN
     evidence = parts[parts["part"] == "closed tasks: knowledge flat"]["evidence"].iloc[0]
     assert "collapsed onto one option (normalised entropy < 0.5) in 0 of 3 units" in evidence
 
@@ -185,8 +188,43 @@ def test_claim_1_format_climbs_knowledge_flat_and_the_choice_collapse():
     parts = parts_of(world.inputs(closed={"closed1"}))
     assert verdict(parts, 1, "open tasks: knowledge flat") == REFUTED
     assert verdict(parts, 1, "closed tasks: format reaches >= 0.9") == REFUTED  # 0.667, well below
-    assert verdict(parts, 1, "closed tasks saturate no later than open tasks") == NOT_SHOWN
+    assert verdict(parts, 1, "closed tasks saturate before open tasks") == REFUTED  # open at 8, closed never
     assert claim_verdicts(parts)[1] == REFUTED
+
+
+def _format_world(closed_curve: dict, open_curve: dict, offsets: bool = False) -> World:
+    """Base models' soft-prompt format at steps 0, 4 and 8 (right answers of 60), one closed and one open task."""
+    world = World(tasks=("open1", "closed1"))
+    for i, model in enumerate(world.models):
+        for task, curve in (("closed1", closed_curve), ("open1", open_curve)):
+            for step, k in curve.items():
+                shift = 2 * i if offsets else 0  # each model misses other examples
+                world.set("base", model, task, "soft_prompt", step, format=hits(k, offset=shift), knowledge=hits(40))
+    return world
+
+
+def test_claim_1_format_must_climb_and_saturation_order_is_refutable():
+    # the issue's counter-example: formatted from step 0 (1.000), a significant drop to 0.967 at the end
+    world = _format_world({0: 60, 4: 60, 8: 58}, {0: 60, 4: 60, 8: 58}, offsets=True)
+    parts = parts_of(world.inputs(closed={"closed1"}))
+    row = parts[parts["part"] == "closed tasks: format climbs"].iloc[0]
+    assert row["verdict"] == REFUTED and "already formatted at step 0" in row["evidence"]
+    assert row["estimate"] == pytest.approx(-2 / 60) and row["ci_high"] < 0
+    assert claim_verdicts(parts)[1] == REFUTED
+    steady = _format_world({0: 60, 4: 60, 8: 60}, {0: 60, 4: 60, 8: 60})
+    parts = parts_of(steady.inputs(closed={"closed1"}))
+    assert verdict(parts, 1, "closed tasks: format climbs") == NOT_APPLICABLE
+    assert verdict(parts, 1, "closed tasks saturate before open tasks") == NOT_APPLICABLE  # both at step 0
+    # closed at step 4, open at step 8: the order holds; the other way round it is refuted
+    first = _format_world({0: 10, 4: 58, 8: 59}, {0: 10, 4: 20, 8: 58})
+    parts = parts_of(first.inputs(closed={"closed1"}))
+    row = parts[parts["part"] == "closed tasks saturate before open tasks"].iloc[0]
+    # shortfall below 0.9, mean over steps 0, 4, 8: open (0.733 + 0.567 + 0) / 3, closed (0.733 + 0 + 0) / 3
+    assert row["verdict"] == HOLDS and row["estimate"] == pytest.approx((0.9 - 20 / 60) / 3)
+    assert "closed tasks at step 4" in row["evidence"] and "the paper: about 40" in row["evidence"]
+    assert "open tasks at step 8" in row["evidence"] and "the paper: about 80" in row["evidence"]
+    late = _format_world({0: 10, 4: 20, 8: 58}, {0: 10, 4: 58, 8: 59})
+    assert verdict(parts_of(late.inputs(closed={"closed1"})), 1, "closed tasks saturate before open tasks") == REFUTED
 
 
 def _rank_world(base_sp: dict, base_zs: dict, post: dict, tasks=("open1", "open2")) -> World:
@@ -217,19 +255,48 @@ def test_claim_3_swap_distance_holds_not_shown_refuted():
 def test_claim_4_score_compression():
     post = {"a": 50, "b": 35, "c": 20}
     # baselines: every base model scores 0 (compressed); alphabetical order happens to agree with post
-    world = _rank_world({"a": 45, "b": 30, "c": 15}, {"a": 0, "b": 0, "c": 0}, post)
+    tasks = ("open1", "open2", "open3")
+    world = _rank_world({"a": 45, "b": 30, "c": 15}, {"a": 0, "b": 0, "c": 0}, post, tasks)
     parts = parts_of(world.inputs())
-    row = parts[parts["part"] == "zero-shot vs soft prompt"].iloc[0]
-    assert row["verdict"] == HOLDS
-    assert "6 of 6 base-model pairs tied or within noise (100%)" in row["evidence"]
-    assert "0 of 6 base-model pairs" in row["evidence"]
-    assert "swap distance 0 alphabetical, 0-6 over all tie-breaks (width 6)" in row["evidence"]
-    # compressed baselines, but the soft prompt's ranking is no better at its worst tie-break
-    reversed_sp = _rank_world({"a": 15, "b": 30, "c": 45}, {"a": 0, "b": 0, "c": 0}, post)
-    assert verdict(parts_of(reversed_sp.inputs()), 4, "few-shot vs soft prompt") == NOT_SHOWN
-    # baselines as spread out as the soft prompt: nothing compressed to blame
-    spread = _rank_world({"a": 45, "b": 30, "c": 15}, {"a": 10, "b": 30, "c": 50}, post)
-    assert claim_verdicts(parts_of(spread.inputs()))[4] == REFUTED
+    near = parts[parts["part"] == "zero-shot: more near-zero scores than the soft prompt"].iloc[0]
+    assert near["verdict"] == HOLDS and near["estimate"] == pytest.approx(
+        1.0
+    )  # 9 of 9 units, none with the soft prompt
+    owed = parts[parts["part"] == "zero-shot: agreement owed to tie-breaks"].iloc[0]
+    # 3 tied pairs per task, each concordant alphabetically (+1/2 against a random tie-break), 3 tasks;
+    # a random tie-break agrees as well as the alphabetical one in 1 of 6^3 = 216 draws
+    assert owed["verdict"] == HOLDS and owed["estimate"] == 4.5 and owed["ci_low"] > 0
+    assert "swap distance 0 with alphabetical tie-breaks, 4.5 expected under random tie-breaks" in owed["evidence"]
+    assert claim_verdicts(parts)[4] == HOLDS
+    # two tasks: random tie-breaks agree as well in 1 of 36 draws, more than 2.5 %: not shown
+    two = parts_of(_rank_world({"a": 45, "b": 30, "c": 15}, {"a": 0, "b": 0, "c": 0}, post).inputs())
+    assert verdict(two, 4, "zero-shot: agreement owed to tie-breaks") == NOT_SHOWN
+    # the same compression with names that disagree with post: the tie-break costs agreement
+    against = _rank_world({"a": 15, "b": 30, "c": 45}, {"a": 0, "b": 0, "c": 0}, {"a": 20, "b": 35, "c": 50}, tasks)
+    assert verdict(parts_of(against.inputs()), 4, "few-shot: agreement owed to tie-breaks") == REFUTED
+
+
+def test_claim_4_cannot_hold_without_compression():
+    # the issue's counter-example: baseline 27, 28, 29, 30 of 60, no tie, the ranking fully reversed
+    post = {"a": 20, "b": 35, "c": 50, "d": 55}
+    world = World(models=("a", "b", "c", "d"), tasks=("open1",))
+    for model, zs in {"a": 30, "b": 29, "c": 28, "d": 27}.items():
+        world.set("post", model, "open1", "zero_shot", None, strict=hits(post[model]))
+        world.set("base", model, "open1", "zero_shot", None, strict=hits(zs))
+        world.set("base", model, "open1", "few_shot", None, strict=hits(zs))
+        world.set("base", model, "open1", "soft_prompt", 8, strict=hits(post[model] - 5))
+    parts = parts_of(world.inputs())
+    owed = parts[parts["part"] == "zero-shot: agreement owed to tie-breaks"].iloc[0]
+    assert owed["estimate"] == 0 and owed["verdict"] != HOLDS
+    assert verdict(parts, 4, "zero-shot: more near-zero scores than the soft prompt") != HOLDS
+    assert claim_verdicts(parts)[4] != HOLDS
+
+
+def test_tie_dependence_by_hand():
+    base = np.array([[0.0, 0.0, 0.5], [0.2, 0.2, 0.2], [0.3, 0.1, 0.2]])
+    reference = np.array([[0.9, 0.1, 0.5], [0.1, 0.5, 0.9], [0.3, 0.1, 0.2]])
+    # row 1: (a, b) tied, reference a above b: +1/2; row 2: all tied, reference reversed: -3/2; row 3: no ties
+    assert tie_dependence(base, reference).tolist() == [0.5, -1.5, 0.0]
 
 
 def test_claim_5_score_gap():
@@ -243,7 +310,7 @@ def test_claim_5_score_gap():
     parts = parts_of(world.inputs())
     row = parts[(parts["claim"] == 5) & (parts["part"] == "vs zero-shot")].iloc[0]
     assert row["verdict"] == HOLDS and row["estimate"] == pytest.approx((2 - 30 + 2 - 30 + 2 - 25) / 3 / 60)
-    assert "differ significantly (exact McNemar p < 0.05) in 0 units under the soft prompt, 3 under" in row["evidence"]
+    assert "(exact McNemar, Holm over the 3 units at 0.05) in 0 units under the soft prompt, 3 under" in row["evidence"]
     for model in world.models:  # the soft prompt pulls base models as far from post as zero-shot
         world.set(
             "base",

@@ -10,6 +10,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from softeval.analysis.evidence import task_resamples
 from softeval.analysis.ranking import (
     bootstrap_swap_distances,
     kemeny_consensus,
@@ -20,6 +21,7 @@ from softeval.analysis.ranking import (
     spearman_rho,
     swap_distance,
     swap_distance_with_ties,
+    swap_distances_of_scores,
 )
 
 NAMES = list("abcdefg")
@@ -110,14 +112,34 @@ def test_correlations_and_pairwise_accuracy():
     assert math.isnan(pairwise_accuracy(ref, {"a": 1.0, "b": 1.0, "c": 1.0}))
 
 
-def test_bootstrap_is_seeded_and_centred_on_a_clear_ranking():
+def test_bootstrap_resamples_both_rankings_alike():
     rng = np.random.default_rng(0)
     per_example = {m: (rng.random(200) < p).astype(float) for m, p in [("a", 0.9), ("b", 0.5), ("c", 0.1)]}
-    first = bootstrap_swap_distances(per_example, ["a", "b", "c"], 200, seed=1)
-    again = bootstrap_swap_distances(per_example, ["a", "b", "c"], 200, seed=1)
-    assert np.array_equal(first, again) and first.shape == (200,)
-    assert (first == 0).mean() > 0.95  # well-separated models: the resamples agree
-    assert (bootstrap_swap_distances(per_example, ["c", "b", "a"], 50, seed=1) == 3).all()
+    reversed_ = {m: per_example[n] for m, n in zip("abc", "cba", strict=True)}
+    index = task_resamples("t", 200, 200, 1)
+    first = bootstrap_swap_distances(per_example, per_example, index)
+    assert first.shape == (200,) and (first == 0).all()  # a ranking against itself, resampled alike: 0
+    assert np.array_equal(first, bootstrap_swap_distances(per_example, per_example, task_resamples("t", 200, 200, 1)))
+    assert (bootstrap_swap_distances(per_example, reversed_, index) == 3).all()
+    # each resample equals the distance computed from that resample's means by the scalar functions
+    noisy = {m: (rng.random(200) < 0.5).astype(float) for m in "abc"}
+    draws = bootstrap_swap_distances(noisy, per_example, index)
+    for k in range(20):
+        base = {m: noisy[m][index[k]].mean() for m in "abc"}
+        ref = {m: per_example[m][index[k]].mean() for m in "abc"}
+        assert draws[k] == swap_distance(rank_by_score(base), rank_by_score(ref))
+    with pytest.raises(ValueError, match="different models"):
+        bootstrap_swap_distances(noisy, {"a": noisy["a"]}, index)
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(st.lists(st.integers(0, 3), min_size=5, max_size=5), min_size=2, max_size=2))
+def test_vectorised_swap_distance_equals_the_ranking_definition(tables):
+    """Small integer scores: ties everywhere, the alphabetical tie-break is what is tested."""
+    a, b = (dict(zip(NAMES[:5], map(float, t), strict=True)) for t in tables)
+    expected = swap_distance(rank_by_score(a), rank_by_score(b))
+    got = swap_distances_of_scores(np.array([list(a.values())]), np.array([list(b.values())]))
+    assert got.tolist() == [expected]
 
 
 def brute_force_kemeny(rankings):

@@ -2,13 +2,16 @@
 
 Every comparison here is paired: two methods (or a base model and its post-trained twin, or
 two base models) answer the same test examples, so a resample draws the same examples for
-both sides. Across units (model x task) the examples are resampled within each unit and the
-unit means are averaged, which is how the tables average them.
+both sides. Across units (model x task) one index matrix per task resamples every unit of that
+task alike (the items' shared difficulty is part of the noise), and the unit means are
+averaged, which is how the tables average them.
 """
 
 from __future__ import annotations
 
+import functools
 import math
+import zlib
 from collections import Counter
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
@@ -40,56 +43,116 @@ class Interval:
         return f"{self.estimate:+.3f} [{self.low:+.3f}, {self.high:+.3f}]"
 
 
+@functools.lru_cache(maxsize=32)  # read-only: every caller indexes with it, none writes to it
+def task_resamples(task: str, n_examples: int, n_resamples: int, seed: int) -> np.ndarray:
+    """The bootstrap's resampled test examples of one task: a (resamples x examples) index matrix.
+
+    One matrix per task, shared by every model, role, method and step evaluated on it, so that
+    the items' common difficulty moves all of them together (as it does between test sets); its
+    own seed per task (from `seed` and the task's name), so tasks of equal size are not resampled
+    alike, and the same in every table and claim of a run."""
+    rng = np.random.default_rng([seed, zlib.crc32(task.encode("utf-8"))])
+    index = rng.integers(0, n_examples, (n_resamples, n_examples), dtype=np.int32)
+    index.flags.writeable = False
+    return index
+
+
+def percentile_interval(estimate: float, draws: np.ndarray) -> Interval:
+    return Interval(estimate, float(np.percentile(draws, 2.5)), float(np.percentile(draws, 97.5)))
+
+
+def bias_shifted_interval(estimate: float, draws: np.ndarray) -> Interval:
+    """The percentile interval moved by the bootstrap's bias (mean of draws minus estimate).
+
+    For swap distances: resampling adds noise, and noise only ever adds discordant pairs among
+    close models, so raw percentiles sit above the distance a test set of this size gives on
+    average; shifting them back is what lets the interval cover that expectation (measured by
+    simulation in tests/test_coverage.py)."""
+    shift = float(np.mean(draws)) - estimate
+    return Interval(estimate, float(np.percentile(draws, 2.5)) - shift, float(np.percentile(draws, 97.5)) - shift)
+
+
+def _tasks_of(tasks: Sequence[str] | None, n_units: int) -> list[str]:
+    """Each unit's task; without `tasks`, every unit stands alone (one task each)."""
+    if tasks is None:
+        return [f"unit {i}" for i in range(n_units)]
+    if len(tasks) != n_units:
+        raise ValueError(f"{len(tasks)} task names for {n_units} units")
+    return list(tasks)
+
+
 def paired_bootstrap(
     pairs: Sequence[tuple[np.ndarray, np.ndarray]],
     statistic: Callable[[np.ndarray, np.ndarray], np.ndarray] | None = None,
     n_resamples: int = 1000,
     seed: int = 0,
+    tasks: Sequence[str] | None = None,
 ) -> Interval:
-    """Mean over units of statistic(first, second) (default: mean difference), with its interval.
+    """Mean over units of statistic(first, second) (default: mean difference), with its 95%
+    percentile interval.
 
-    `pairs` holds one (first, second) pair of equal-length per-example arrays per unit; each
-    resample draws the same examples for both arrays of a unit. `statistic` maps two
-    (resamples x examples) matrices to one value per resample."""
+    `pairs` holds one (first, second) pair of equal-length per-example arrays per unit and
+    `tasks` each unit's task: every unit of a task is resampled with that task's one index
+    matrix (`task_resamples`), both arrays alike. `statistic` maps two (resamples x examples)
+    matrices to one value per resample."""
     if not pairs:
         raise ValueError("paired_bootstrap needs at least one unit")
     statistic = statistic or (lambda a, b: a.mean(axis=-1) - b.mean(axis=-1))
-    rng = np.random.default_rng(seed)
-    estimate = 0.0
-    draws = np.zeros(n_resamples)
-    for first, second in pairs:
+    estimate, draws = 0.0, np.zeros(n_resamples)
+    indexes: dict[str, np.ndarray] = {}
+    for (first, second), task in zip(pairs, _tasks_of(tasks, len(pairs)), strict=True):
         first, second = np.asarray(first, dtype=float), np.asarray(second, dtype=float)
         if first.shape != second.shape or first.ndim != 1 or len(first) == 0:
             raise ValueError("paired_bootstrap: each unit needs two non-empty arrays of the same length")
+        index = indexes.setdefault(task, task_resamples(task, len(first), n_resamples, seed))
+        if index.shape[1] != len(first):
+            raise ValueError(f"paired_bootstrap: units of task {task} have different numbers of test examples")
         estimate += float(statistic(first[None, :], second[None, :])[0])
-        index = rng.integers(0, len(first), (n_resamples, len(first)))
         draws += statistic(first[index], second[index])
-    estimate, draws = estimate / len(pairs), draws / len(pairs)
-    return Interval(estimate, float(np.percentile(draws, 2.5)), float(np.percentile(draws, 97.5)))
+    return percentile_interval(estimate / len(pairs), draws / len(pairs))
 
 
 def absolute_gap_difference(
-    quads: Sequence[tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]], n_resamples: int = 1000, seed: int = 0
+    quads: Sequence[tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]],
+    n_resamples: int = 1000,
+    seed: int = 0,
+    tasks: Sequence[str] | None = None,
 ) -> Interval:
     """Mean over units of |post_a - base_a| - |post_b - base_b| (method a against method b).
 
-    Per unit: (base_a, post_a, base_b, post_b), per-example arrays of the same test examples;
-    each resample draws the same examples for all four."""
+    Per unit: (base_a, post_a, base_b, post_b), per-example arrays of the same test examples,
+    resampled with their task's index matrix (`task_resamples`)."""
     if not quads:
         raise ValueError("absolute_gap_difference needs at least one unit")
-    rng = np.random.default_rng(seed)
     estimate, draws = 0.0, np.zeros(n_resamples)
-    for arrays in quads:
+    indexes: dict[str, np.ndarray] = {}
+    for arrays, task in zip(quads, _tasks_of(tasks, len(quads)), strict=True):
         base_a, post_a, base_b, post_b = (np.asarray(a, dtype=float) for a in arrays)
         estimate += abs(post_a.mean() - base_a.mean()) - abs(post_b.mean() - base_b.mean())
-        index = rng.integers(0, len(base_a), (n_resamples, len(base_a)))
+        index = indexes.setdefault(task, task_resamples(task, len(base_a), n_resamples, seed))
 
         def gap(base: np.ndarray, post: np.ndarray, index: np.ndarray = index) -> np.ndarray:
             return np.abs(post[index].mean(axis=1) - base[index].mean(axis=1))
 
         draws += gap(base_a, post_a) - gap(base_b, post_b)
-    estimate, draws = estimate / len(quads), draws / len(quads)
-    return Interval(estimate, float(np.percentile(draws, 2.5)), float(np.percentile(draws, 97.5)))
+    return percentile_interval(estimate / len(quads), draws / len(quads))
+
+
+def equivalent(interval: Interval, margin: float) -> bool:
+    """The equivalence test: the whole 95% interval within ±margin."""
+    return -margin <= interval.low and interval.high <= margin
+
+
+def holm(p_values: Sequence[float], alpha: float = SIGNIFICANCE) -> list[bool]:
+    """Holm's step-down rejections at family-wise level `alpha` (Holm 1979), in input order:
+    the k-th smallest p-value (from 0) is compared with alpha / (m - k) until one fails."""
+    order = sorted(range(len(p_values)), key=lambda i: p_values[i])
+    rejected = [False] * len(p_values)
+    for k, i in enumerate(order):
+        if p_values[i] > alpha / (len(p_values) - k):
+            break
+        rejected[i] = True
+    return rejected
 
 
 @dataclass(frozen=True)
@@ -111,6 +174,15 @@ class Paired:
         if self.p_value >= SIGNIFICANCE:
             return "within noise"
         return "first better" if self.only_first > self.only_second else "second better"
+
+
+def holm_outcomes(tests: Sequence[Paired], alpha: float = SIGNIFICANCE) -> list[str]:
+    """Each test's outcome with Holm's correction over the family: 'within noise' unless rejected."""
+    rejected = holm([t.p_value for t in tests], alpha)
+    return [
+        "within noise" if not r else "first better" if t.only_first > t.only_second else "second better"
+        for t, r in zip(tests, rejected, strict=True)
+    ]
 
 
 def paired_counts(first: np.ndarray, second: np.ndarray) -> Paired:

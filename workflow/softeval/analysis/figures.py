@@ -27,7 +27,9 @@ def save(fig: plt.Figure, stem: Path) -> None:
 
 def tuning_curve(summary: pd.DataFrame, closed_tasks: set[str], stem: Path) -> None:
     """Claim 1: base models' format and knowledge accuracy against the tuning step, closed and open
-    tasks in separate panels (mean over base models and tasks; bands: mean 95% bounds)."""
+    tasks in separate panels (mean over base models and tasks). No bands: an average of the units'
+    interval bounds is no interval of the mean; the mean's own intervals are in knowledge_format.csv
+    and the claims' (claims.md)."""
     sp = summary[(summary["role"] == "base") & (summary["method"] == "soft_prompt")]
     kinds = [
         (kind, tasks)
@@ -41,11 +43,8 @@ def tuning_curve(summary: pd.DataFrame, closed_tasks: set[str], stem: Path) -> N
     for ax, (kind, tasks) in zip(axes[0], kinds, strict=False):
         rows = sp[sp["task"].isin(tasks)]
         for metric, marker in (("format", "o"), ("knowledge", "s")):
-            cols = [metric] + [c for c in (f"{metric}_low", f"{metric}_high") if c in rows.columns]
-            curve = rows.groupby("step")[cols].mean()
-            ax.plot(curve.index, curve[metric], marker=marker, label=metric)
-            if len(cols) == 3:
-                ax.fill_between(curve.index, curve[f"{metric}_low"], curve[f"{metric}_high"], alpha=0.15)
+            curve = rows.groupby("step")[metric].mean()
+            ax.plot(curve.index, curve, marker=marker, label=metric)
         ax.axhline(0.9, color="grey", linewidth=0.8, linestyle=":")
         ax.set_title(f"{kind} ({', '.join(tasks)})", fontsize=9)
         ax.set_xlabel("tuning step")

@@ -103,20 +103,37 @@ def pairwise_accuracy(predicted: Mapping[str, float], reference: Mapping[str, fl
     return credit / total if total else math.nan
 
 
+def swap_distances_of_scores(first: np.ndarray, second: np.ndarray) -> np.ndarray:
+    """Swap distance between the rankings by score of each row of two (rows x models) score
+    matrices, models in name order, ties broken alphabetically: as swap_distance(rank_by_score(.))
+    row by row, without sorting. Model i (alphabetically before j) is ranked above j exactly
+    when its score is at least j's, so a pair is discordant when the two tables disagree on that."""
+    first, second = np.atleast_2d(first), np.atleast_2d(second)
+    upper = np.triu(np.ones((first.shape[1],) * 2, dtype=bool), k=1)
+    above_first = first[:, :, None] >= first[:, None, :]
+    above_second = second[:, :, None] >= second[:, None, :]
+    return ((above_first != above_second) & upper).sum(axis=(1, 2))
+
+
 def bootstrap_swap_distances(
-    per_example: Mapping[str, np.ndarray], reference: Sequence[str], n_resamples: int, seed: int
+    per_example: Mapping[str, np.ndarray], reference: Mapping[str, np.ndarray], index: np.ndarray
 ) -> np.ndarray:
-    """Swap distance to `reference` of the ranking by mean score, over bootstrap resamples
-    of the test examples (the same resampled examples for every model: paired)."""
+    """Swap distance between the ranking by mean score of `per_example` and the ranking of
+    `reference` (per-example scores of the same models on the same test examples), over the
+    bootstrap resamples `index` (resamples x examples, evidence.task_resamples): both sides
+    resampled alike, as both would change on another test set."""
     models = sorted(per_example)
-    matrix = np.stack([np.asarray(per_example[m], dtype=float) for m in models])  # models x examples
-    rng = np.random.default_rng(seed)
-    out = np.empty(n_resamples, dtype=int)
-    for i in range(n_resamples):
-        sample = rng.integers(0, matrix.shape[1], matrix.shape[1])
-        means = matrix[:, sample].mean(axis=1)
-        out[i] = swap_distance(rank_by_score(dict(zip(models, means, strict=True))), reference)
-    return out
+    if sorted(reference) != models:
+        raise ValueError(f"score tables rank different models: {models} vs {sorted(reference)}")
+
+    for m in models:
+        if len(per_example[m]) != index.shape[1] or len(reference[m]) != index.shape[1]:
+            raise ValueError(f"model {m}: not the {index.shape[1]} test examples the resamples index")
+
+    def means(table: Mapping[str, np.ndarray]) -> np.ndarray:  # resamples x models, one model at a time
+        return np.stack([np.asarray(table[m], dtype=float)[index].mean(axis=1) for m in models], axis=1)
+
+    return swap_distances_of_scores(means(per_example), means(reference))
 
 
 def kemeny_consensus(rankings: Sequence[Sequence[str]]) -> tuple[list[str], int]:

@@ -13,6 +13,7 @@ from collections.abc import Callable, Mapping
 import numpy as np
 import pandas as pd
 
+from softeval.analysis.evidence import MetricReader, bias_shifted_interval, paired_bootstrap, task_resamples
 from softeval.analysis.ranking import (
     bootstrap_swap_distances,
     kemeny_consensus,
@@ -66,14 +67,18 @@ def swap_distance_table(
             settings.metric,
         )
         reference_ranking = rank_by_score(reference)
+        reference_examples = per_example(
+            "post", task, settings.reference_method, _step(settings.reference_method, settings)
+        )
+        n_examples = len(next(iter(reference_examples.values())))
+        index = task_resamples(task, n_examples, settings.bootstrap, settings.seed)
         for method in methods_in(summary):
             step = _step(method, settings)
             base = scores_of(summary, "base", method, step, task, settings.metric)
             ties = swap_distance_with_ties(base, reference)
-            boot = bootstrap_swap_distances(
-                per_example("base", task, method, step), reference_ranking, settings.bootstrap, settings.seed
-            )
+            boot = bootstrap_swap_distances(per_example("base", task, method, step), reference_examples, index)
             draws[method] = draws.get(method, 0) + boot
+            interval = bias_shifted_interval(ties.alphabetical, boot)
             row = {
                 "task": task,
                 "method": method,
@@ -83,8 +88,8 @@ def swap_distance_table(
                 "distance_min": ties.minimum,
                 "distance_max": ties.maximum,
                 "normalized": normalized_swap_distance(rank_by_score(base), reference_ranking),
-                "ci_low": float(np.percentile(boot, 2.5)),
-                "ci_high": float(np.percentile(boot, 97.5)),
+                "ci_low": interval.low,
+                "ci_high": interval.high,
                 "kendall_tau_b": kendall_tau_b(base, reference),
                 "spearman_rho": spearman_rho(base, reference),
                 "pairwise_accuracy": pairwise_accuracy(base, reference),
@@ -103,11 +108,12 @@ def swap_distance_table(
             "distance_min": int(part["distance_min"].sum()),
             "distance_max": int(part["distance_max"].sum()),
             "normalized": float(part["normalized"].mean()),
-            "ci_low": float(np.percentile(draws[method], 2.5)),
-            "ci_high": float(np.percentile(draws[method], 97.5)),
-            "kendall_tau_b": float(part["kendall_tau_b"].mean()),
-            "spearman_rho": float(part["spearman_rho"].mean()),
-            "pairwise_accuracy": float(part["pairwise_accuracy"].mean()),
+            "ci_low": bias_shifted_interval(int(part["distance"].sum()), draws[method]).low,
+            "ci_high": bias_shifted_interval(int(part["distance"].sum()), draws[method]).high,
+            # an average over tasks is undefined where a task's is (a constant table has no order)
+            "kendall_tau_b": float(part["kendall_tau_b"].mean(skipna=False)),
+            "spearman_rho": float(part["spearman_rho"].mean(skipna=False)),
+            "pairwise_accuracy": float(part["pairwise_accuracy"].mean(skipna=False)),
         }
         if truth is not None:
             total["truth_distance"] = int(part["truth_distance"].sum())
@@ -150,16 +156,34 @@ def _order(value: object) -> object:
     return order.get(value, value)  # type: ignore[arg-type]
 
 
-def knowledge_format_table(summary: pd.DataFrame) -> pd.DataFrame:
-    """Mean knowledge, format and strict accuracy per role, method and step (over models and tasks),
-    with the mean of the units' 95% interval bounds."""
+def knowledge_format_table(
+    summary: pd.DataFrame, read: MetricReader | None = None, settings: AnalysisSettings | None = None
+) -> pd.DataFrame:
+    """Mean knowledge, format and strict accuracy per role, method and step (over models and tasks).
+
+    With `read` (per-example values) each mean gets its own 95% interval: a bootstrap of the
+    mean over units, every task's units resampled with that task's one index matrix (not the
+    mean of the units' bounds, which is no interval of anything)."""
     columns = ["knowledge", "format", "strict"]
-    bounds = [f"{c}_{end}" for c in columns for end in ("low", "high") if f"{c}_{end}" in summary.columns]
-    grouped = summary.assign(step=summary["step"].astype("Int64")).groupby(
-        ["role", "method", "step"], dropna=False, sort=False
-    )
-    table = grouped[columns + bounds].mean().reset_index()
+    frame = summary.assign(step=summary["step"].astype("Int64"))
+    grouped = frame.groupby(["role", "method", "step"], dropna=False, sort=False)
+    table = grouped[columns].mean().reset_index()
     table["units"] = grouped.size().to_numpy()
+    if read is not None and settings is not None:
+        for column in columns:
+            bounds = []
+            for (role, method, step), rows in grouped:
+                key_step = None if pd.isna(step) else int(step)
+                arrays = [read((role, r.model, r.task, method, key_step), column) for r in rows.itertuples()]
+                iv = paired_bootstrap(
+                    [(a, np.zeros_like(a)) for a in arrays],
+                    None,
+                    settings.bootstrap,
+                    settings.seed,
+                    list(rows["task"]),
+                )
+                bounds.append((iv.low, iv.high))
+            table[f"{column}_low"], table[f"{column}_high"] = zip(*bounds, strict=True)
     table["_m"] = table["method"].map(_order)
     return table.sort_values(["role", "_m", "step"], na_position="first").drop(columns="_m").reset_index(drop=True)
 

@@ -3,8 +3,11 @@
 The claims average over models and tasks; a reviewer also wants each unit, and wants to see
 whether a unit's difference is a real one or a few test examples. So every comparison comes
 with its paired evidence: the examples only one side gets right and the exact McNemar p-value
-of that split. A unit falls short only where the evidence says so (p < 0.05); a difference of
-an example or two is reported as "within noise", not as a failure. On closed tasks the spread
+of that split. A unit falls short only where the evidence says so (p < 0.05, per unit: a
+descriptive count, uncorrected; the caption adds how many survive Holm's correction over all
+of them); a difference of an example or two is reported as "within noise", not as a failure.
+Knowledge is "flat" only where the claims' equivalence test shows it: the unit's 95% interval
+of the change lies within ±0.05 (a wide interval is not evidence of no change). On closed tasks the spread
 of the chosen options is reported too: a prompt that pushes every answer onto one letter keeps
 chance-level knowledge "flat" while destroying it.
 """
@@ -23,6 +26,9 @@ from softeval.analysis.evidence import (
     SIGNIFICANCE,
     Paired,
     choice_spread,
+    equivalent,
+    holm,
+    paired_bootstrap,
     paired_counts,
 )
 from softeval.schema import InputError
@@ -92,9 +98,16 @@ def unit_checks(
                 "p_knowledge_change": moved.p_value,
             }
             flat: object = pd.NA
-            if closed:
-                # flat unless it moved by more than the margin and significantly
-                flat = not (abs(change) > KNOWLEDGE_FLAT + 1e-9 and moved.p_value < SIGNIFICANCE)
+            if closed:  # flat only where the equivalence test shows it (the claims' test, on one unit)
+                interval = paired_bootstrap(
+                    [(_values(end, "knowledge"), _values(start, "knowledge"))],
+                    None,
+                    settings.bootstrap,
+                    settings.seed,
+                    [task],
+                )
+                row["knowledge_change_low"], row["knowledge_change_high"] = interval.low, interval.high
+                flat = equivalent(interval, KNOWLEDGE_FLAT)
                 if choices is not None:
                     before, after = (choice_spread(*choices(model, task, "soft_prompt", s)) for s in (first, final))
                     row[f"choice_entropy_step{first}"] = before.entropy
@@ -141,12 +154,16 @@ def summary_line(table: pd.DataFrame, metric: str) -> str:
     noise = sum((table[c] == "within noise").sum() for c in table.columns if c.startswith("vs_"))
     worse = sum((table[c] == "baseline better").sum() for c in table.columns if c.startswith("vs_"))
     collapsed = int(table["choice_collapsed"].fillna(False).astype(bool).sum()) if "choice_collapsed" in table else 0
+    p_values = [float(p) for c in table.columns if c.startswith("p_vs_") for p in table[c]]
+    baseline_better = [str(v) == "baseline better" for c in table.columns if c.startswith("vs_") for v in table[c]]
+    survive = sum(r and b for r, b in zip(holm(p_values), baseline_better, strict=True))
     return (
         f"format >= {FORMAT_SATURATED} in {int(table['format_ok'].sum())} of {len(table)} units; "
-        f"closed-task knowledge flat (not moved by more than {KNOWLEDGE_FLAT} with p < {SIGNIFICANCE}, choices "
+        f"closed-task knowledge flat (95% interval of the change within ±{KNOWLEDGE_FLAT}, choices "
         f"not collapsed) in {int(closed.astype(bool).sum())} of {len(closed)}"
         + (f" ({collapsed} collapsed onto one option)" if collapsed else "")
-        + f"; no baseline significantly better on {metric} (exact McNemar p < {SIGNIFICANCE}) in "
-        f"{int(table[f'{metric}_ok'].sum())} of {len(table)} "
-        f"({noise} comparisons within noise, {worse} with the baseline significantly better)"
+        + f"; no baseline significantly better on {metric} (exact McNemar p < {SIGNIFICANCE}, per unit, "
+        f"descriptive: uncorrected) in {int(table[f'{metric}_ok'].sum())} of {len(table)} "
+        f"({noise} comparisons within noise, {worse} with the baseline significantly better, {survive} of them "
+        f"after Holm's correction over all {len(p_values)} comparisons)"
     )

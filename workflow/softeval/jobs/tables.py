@@ -149,8 +149,6 @@ def evidence_tables(
 ) -> list[Publication]:
     """Every table of the tables job, computed (nothing is written here)."""
     pilot = pilot_note(summary)
-    swap = swap_distance_table(summary, per_example_reader(scores_root, summary, settings.metric), settings, truth)
-    consensus = consensus_table(swap, truth)
     base = summary[summary["role"] == "base"]
     methods = set(base["method"])
     checks = unit_checks(
@@ -161,7 +159,9 @@ def evidence_tables(
         settings,
         lambda model, task, method, step: str(unit_path(scores_root, model, "base", task, method, step)),
         base_choice_reader(loglik_root),
-    )
+    )  # first: it names the two files of a unit pair whose test examples differ
+    swap = swap_distance_table(summary, per_example_reader(scores_root, summary, settings.metric), settings, truth)
+    consensus = consensus_table(swap, truth)
     return [
         Publication(
             "swap_distance",
@@ -197,9 +197,10 @@ def evidence_tables(
         ),
         Publication(
             "knowledge_format",
-            knowledge_format_table(summary),
+            knowledge_format_table(summary, UnitReader(scores_root), settings),
             "Knowledge, format and strict accuracy per role, method and tuning step (mean over models and tasks; "
-            "_low/_high: mean 95% bootstrap bounds)" + pilot,
+            "_low/_high: 95% bootstrap interval of that mean, test examples resampled alike for every unit of a "
+            "task)" + pilot,
         ),
     ]
 
