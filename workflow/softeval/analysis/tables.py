@@ -88,7 +88,7 @@ def swap_distance_table(
                 "distance_min": ties.minimum,
                 "distance_max": ties.maximum,
                 "normalized": normalized_swap_distance(rank_by_score(base), reference_ranking),
-                "ci_low": interval.low,
+                "ci_low": max(0.0, interval.low),  # a distance is never negative
                 "ci_high": interval.high,
                 "kendall_tau_b": kendall_tau_b(base, reference),
                 "spearman_rho": spearman_rho(base, reference),
@@ -108,7 +108,7 @@ def swap_distance_table(
             "distance_min": int(part["distance_min"].sum()),
             "distance_max": int(part["distance_max"].sum()),
             "normalized": float(part["normalized"].mean()),
-            "ci_low": bias_shifted_interval(int(part["distance"].sum()), draws[method]).low,
+            "ci_low": max(0.0, bias_shifted_interval(int(part["distance"].sum()), draws[method]).low),
             "ci_high": bias_shifted_interval(int(part["distance"].sum()), draws[method]).high,
             # an average over tasks is undefined where a task's is (a constant table has no order)
             "kendall_tau_b": float(part["kendall_tau_b"].mean(skipna=False)),
