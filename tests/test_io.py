@@ -64,3 +64,47 @@ def test_written_files_get_the_mode_the_umask_gives(tmp_path, mask):
         os.umask(old)
     assert stat.S_IMODE((tmp_path / "a.txt").stat().st_mode) == 0o666 & ~mask
     assert stat.S_IMODE((tmp_path / "d").stat().st_mode) == 0o777 & ~mask
+
+
+@pytest.mark.parametrize("mask", [0o022, 0o027])
+def test_every_artifact_kind_gets_the_mode_the_umask_gives(tmp_path, mask):
+    """Each writer of a kind of artifact, through the shared write path: safetensors writes
+    owner-only files (the issue: 290 soft prompts and every zoo model at 0600 under umask 022)."""
+    import matplotlib.pyplot as plt
+    import pandas as pd
+    import torch
+    import transformers
+
+    from softeval.analysis.aggregate import write_summary
+    from softeval.analysis.figures import save
+    from softeval.engine.softprompt import export_peft, save_prompt
+    from softeval.io import atomic_directory, atomic_file, atomic_write_jsonl
+
+    old = os.umask(mask)
+    try:
+        save_prompt(tmp_path / "sp" / "step0.safetensors", torch.zeros(2, 8), {"step": 0})
+        model = transformers.LlamaForCausalLM(
+            transformers.LlamaConfig(
+                hidden_size=8, intermediate_size=16, num_hidden_layers=1, num_attention_heads=2, vocab_size=32
+            )
+        )
+        export_peft(tmp_path / "sp" / "peft", torch.zeros(2, 8), model, "m")
+        with atomic_directory(tmp_path / "zoo" / "base") as staging:
+            model.save_pretrained(staging)
+        write_summary(pd.DataFrame({"a": [1]}), tmp_path / "t" / "s.csv", tmp_path / "t" / "s.parquet")
+        figure = plt.figure()
+        save(figure, tmp_path / "fig" / "f")
+        atomic_write_jsonl(tmp_path / "g" / "zero_shot.jsonl", [{"id": "1"}])
+        with atomic_file(tmp_path / "x.bin") as tmp:
+            tmp.write_bytes(b"1")
+    finally:
+        os.umask(old)
+    files = [p for p in tmp_path.rglob("*") if p.is_file()]
+    kinds = {p.suffix for p in files}
+    assert {".safetensors", ".json", ".csv", ".parquet", ".png", ".pdf", ".jsonl", ".bin"} <= kinds
+    wrong = {str(p.relative_to(tmp_path)): oct(stat.S_IMODE(p.stat().st_mode)) for p in files}
+    wrong = {k: v for k, v in wrong.items() if v != oct(0o666 & ~mask)}
+    assert not wrong
+    dirs = [p for p in tmp_path.rglob("*") if p.is_dir()]
+    assert all(stat.S_IMODE(p.stat().st_mode) == 0o777 & ~mask for p in dirs)
+    assert not [p for p in tmp_path.rglob(".*.tmp")]

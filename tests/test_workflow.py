@@ -7,6 +7,7 @@ import json
 import os
 import re
 import shutil
+import stat
 import subprocess
 import sys
 from pathlib import Path
@@ -66,6 +67,17 @@ def finished_run(tmp_path_factory):
     assert result.returncode == 0, result.stderr[-3000:]
     REFERENCE.update(results_digest(workdir / "results"))
     return workdir
+
+
+def test_no_result_file_has_another_mode_than_the_umask_gives(finished_run):
+    mask = os.umask(0o022)
+    os.umask(mask)
+    wrong = {
+        str(p.relative_to(finished_run)): oct(stat.S_IMODE(p.stat().st_mode))
+        for p in (finished_run / "results").rglob("*")
+        if p.is_file() and stat.S_IMODE(p.stat().st_mode) != 0o666 & ~mask
+    }
+    assert not wrong
 
 
 def test_zoo_report_numbers(finished_run):

@@ -109,8 +109,29 @@ def read_jsonl(path: Path | str, what: str) -> list[dict[str, Any]]:
 
 
 @contextmanager
+def atomic_file(path: Path | str) -> Iterator[Path]:
+    """Yield a temporary path beside `path` for a library that writes the file itself
+    (safetensors, pandas, matplotlib); if the block succeeds, the file gets the mode the umask
+    gives (safetensors writes owner-only files) and is renamed into place."""
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    clear_leftovers(path)
+    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+    os.close(fd)
+    try:
+        yield Path(tmp)
+        follow_umask(tmp)
+        os.replace(tmp, path)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
+
+
+@contextmanager
 def atomic_directory(path: Path | str) -> Iterator[Path]:
-    """Yield a temporary directory that replaces `path` only if the block succeeds."""
+    """Yield a temporary directory that replaces `path` only if the block succeeds; everything
+    written into it gets the mode the umask gives (libraries that write owner-only files, such
+    as safetensors, included)."""
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
     clear_leftovers(path)
@@ -118,6 +139,9 @@ def atomic_directory(path: Path | str) -> Iterator[Path]:
     try:
         follow_umask(tmp, directory=True)
         yield tmp
+        for entry in tmp.rglob("*"):
+            if not entry.is_symlink():
+                follow_umask(entry, directory=entry.is_dir())
         if path.exists():
             shutil.rmtree(path)
         os.replace(tmp, path)

@@ -13,7 +13,7 @@ import numpy as np
 import pandas as pd
 from scipy import stats
 
-from softeval.io import atomic_write_text
+from softeval.io import atomic_file, atomic_write_text
 from softeval.layout import parse_unit_path
 from softeval.schema import InputError
 
@@ -93,9 +93,8 @@ def pilot_note(summary: pd.DataFrame) -> str:
 def write_summary(table: pd.DataFrame, out_csv: Path, out_parquet: Path | None = None) -> None:
     atomic_write_text(out_csv, table.to_csv(index=False, float_format="%.4f"))
     if out_parquet is not None:
-        tmp = out_parquet.with_name(f".{out_parquet.name}.tmp")
-        table.to_parquet(tmp, index=False)
-        tmp.replace(out_parquet)
+        with atomic_file(out_parquet) as tmp:
+            table.to_parquet(tmp, index=False)
 
 
 def load_summary(path: Path) -> pd.DataFrame:

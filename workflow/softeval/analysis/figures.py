@@ -12,16 +12,16 @@ import numpy as np
 import pandas as pd
 
 from softeval.analysis.tables import ALL_TASKS, methods_in
+from softeval.io import atomic_file
 
 LABELS = {"zero_shot": "zero-shot", "few_shot": "few-shot", "soft_prompt": "soft prompt"}
 
 
 def save(fig: plt.Figure, stem: Path) -> None:
-    stem.parent.mkdir(parents=True, exist_ok=True)
-    for suffix in (".png", ".pdf"):
-        tmp = stem.with_name(f".{stem.name}.tmp{suffix}")
-        fig.savefig(tmp, dpi=150, bbox_inches="tight", metadata={"CreationDate": None} if suffix == ".pdf" else None)
-        tmp.replace(stem.with_suffix(suffix))
+    for kind in ("png", "pdf"):
+        with atomic_file(stem.with_suffix(f".{kind}")) as tmp:
+            metadata = {"CreationDate": None} if kind == "pdf" else None
+            fig.savefig(tmp, format=kind, dpi=150, bbox_inches="tight", metadata=metadata)
     plt.close(fig)
 
 

@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from softeval.data.tasks import Task
-from softeval.io import atomic_write_json, read_json, read_utf8
+from softeval.io import atomic_file, atomic_write_json, read_json, read_utf8
 from softeval.schema import InputError
 
 if TYPE_CHECKING:  # imported where rows are read: a job reading prepared splits never needs it
@@ -127,9 +127,8 @@ def write_mirror(task: Task, out: Path) -> dict[str, Any]:
     for role in roles(task):
         spec = task.dataset["splits"][role]
         rows = load_hub_split(spec)
-        tmp = folder / f".{role}.parquet.tmp"
-        rows.to_parquet(str(tmp))
-        tmp.replace(folder / f"{role}.parquet")
+        with atomic_file(folder / f"{role}.parquet") as tmp:
+            rows.to_parquet(str(tmp))
         record[role] = {**spec, "commit": resolve_commit(spec), "rows": len(rows), "fingerprint": rows._fingerprint}
     atomic_write_json(folder / MIRROR_RECORD, record)
     return record

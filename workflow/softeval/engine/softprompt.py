@@ -26,7 +26,7 @@ from softeval.engine.backoff import BatchSize
 from softeval.engine.batching import IGNORE, TokenBatch, encode_batch
 from softeval.engine.context import prompt_limit
 from softeval.engine.models import input_device
-from softeval.io import atomic_directory
+from softeval.io import atomic_directory, atomic_file
 from softeval.schema import InputError
 from softeval.settings import TuneConfig
 
@@ -256,11 +256,8 @@ def enable_checkpointing(model: Any) -> None:
 
 def save_prompt(path: Path | str, vectors: torch.Tensor, meta: dict[str, Any]) -> None:
     """Safetensors (never pickle), with the provenance as string metadata; atomic."""
-    path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_name(f".{path.name}.tmp")
-    save_file({PROMPT_KEY: vectors.detach().contiguous().cpu()}, str(tmp), metadata={"softeval": json.dumps(meta)})
-    tmp.replace(path)
+    with atomic_file(path) as tmp:
+        save_file({PROMPT_KEY: vectors.detach().contiguous().cpu()}, str(tmp), metadata={"softeval": json.dumps(meta)})
 
 
 def load_prompt(path: Path | str, width: int | None = None) -> tuple[torch.Tensor, dict[str, Any]]:
