@@ -3,7 +3,9 @@
 Answer types (a task file's `answer.type`):
   number  integers and decimals modulo "1,000" / "1000.0" / trailing dots (GSM8K);
   text    case, whitespace and punctuation ignored (the embedded world's phrases);
-  span    `text` plus articles ignored, SQuAD style (TriviaQA, Natural Questions);
+  span    SQuAD style (TriviaQA, Natural Questions): case, articles and whitespace ignored,
+          punctuation deleted ("D.C." = "DC", "Schindler's" = "Schindlers"); a hyphen or other
+          mark read as a space also counts ("Guinea-Bissau" = "Guinea Bissau");
   math    LaTeX-aware: \\dfrac = \\frac, \\left/\\right, spacing, units, degrees, "x =",
           and numeric equality of fractions and decimals (MATH);
   choice  lettered options (closed tasks compare option texts as `text`).
@@ -15,7 +17,10 @@ import re
 from collections.abc import Sequence
 from fractions import Fraction
 
-NUMBER = re.compile(r"-?(?:\d[\d,]*(?:\.\d+)?|\.\d+)")
+# A "-" is a sign only where it cannot be subtraction: not after a letter, digit or closing
+# bracket ("5-3=2" states 5, 3 and 2; GSM8K's "<<20-16=4>>" states 16; "x = -3" states -3).
+SIGN = r"(?:(?<![\w)\]}])-)?"
+NUMBER = re.compile(SIGN + r"(?:\d[\d,]*(?:\.\d+)?|\.\d+)")
 ARTICLES = re.compile(r"\b(a|an|the)\b")
 BOXED_COMMANDS = ("\\boxed", "\\fbox")
 
@@ -32,10 +37,9 @@ def normalize(text: str, answer_type: str) -> str:
         return _normalize_number(text)
     if answer_type == "math":
         return normalize_math(text)
-    text = re.sub(r"[^\w\s]", " ", text.lower())
-    if answer_type == "span":
-        text = ARTICLES.sub(" ", text)
-    return " ".join(text.split())
+    if answer_type == "span":  # SQuAD's normalize_answer: punctuation deleted, not spaced
+        return " ".join(ARTICLES.sub(" ", re.sub(r"[^\w\s]", "", text.lower())).split())
+    return " ".join(re.sub(r"[^\w\s]", " ", text.lower()).split())
 
 
 def _normalize_number(text: str) -> str:
@@ -56,7 +60,14 @@ def same_answer(a: str, b: str, answer_type: str) -> bool:
         x, y = math_value(left), math_value(right)
         return x is not None and x == y
     wanted = normalize(b, answer_type)
+    if answer_type == "span" and normalize(a, "text") and _spaced_span(a) == _spaced_span(b):
+        return True  # "Guinea Bissau" for "Guinea-Bissau": the mark read as a space
     return bool(wanted) and normalize(a, answer_type) == wanted
+
+
+def _spaced_span(text: str) -> str:
+    """A span with punctuation read as spaces (the other reading of "Guinea-Bissau")."""
+    return " ".join(ARTICLES.sub(" ", re.sub(r"[^\w\s]", " ", text.strip().lower())).split())
 
 
 def mentions(response: str, gold: str, answer_type: str, question: str = "") -> bool:
@@ -74,13 +85,20 @@ def mentions(response: str, gold: str, answer_type: str, question: str = "") -> 
         return True
     if answer_type != "number" and "-" in gold:  # "Guinea-Bissau" also stated as "Guinea Bissau"
         spaced = [_words(text.replace("-", " "), answer_type) for text in (response, gold, question)]
-        return _mentions_words(*spaced)
+        if _mentions_words(*spaced):
+            return True
+    if answer_type == "span":  # SQuAD: "Washington DC" states "Washington, D.C.", "US" states "U.S."
+        deleted = [_words(_SPAN_MARKS.sub("", text), answer_type) for text in (response, gold, question)]
+        return _mentions_words(*deleted)
     return False
+
+
+_SPAN_MARKS = re.compile(r"[^\w\s-]")  # punctuation SQuAD deletes (the hyphen keeps its compound rule)
 
 
 # Numbers stand alone ("2x12" states 2 and 12); in text, letters and digits make one word ("Kelmir2"
 # is not "Kelmir") and a hyphenated compound is one word ("Guinea-Bissau" is not "Bissau").
-_NUMBER_WORD = re.compile(r"-?(?:\d[\d,]*(?:\.\d+)?|\.\d+)|[^\W\d_]+")
+_NUMBER_WORD = re.compile(SIGN + r"(?:\d[\d,]*(?:\.\d+)?|\.\d+)|[^\W\d_]+")
 _TEXT_WORD = re.compile(r"[^\W_]+(?:-[^\W_]+)*")
 
 
@@ -172,10 +190,11 @@ _SIMPLE_SLASH = re.compile(r"^(-?\d+)/(\d+)$")
 _LEADING_VARIABLE = re.compile(r"^[a-zA-Z]\w*(?:\([^()]*\))?=(?!=)")
 
 
-def normalize_math(text: str) -> str:
-    """A canonical LaTeX string: the Hendrycks/Minerva normalisations, written for softeval."""
+def normalize_math(text: str, to_last_boxed: bool = True) -> str:
+    """A canonical LaTeX string: the Hendrycks/Minerva normalisations, written for softeval.
+    An answer is its last \\boxed{} when it has one (`to_last_boxed`)."""
     s = text.strip()
-    boxed = last_boxed(s)
+    boxed = last_boxed(s) if to_last_boxed else None
     if boxed is not None:
         s = boxed
     s = s.replace("\n", "").strip().strip("$").strip()
@@ -221,12 +240,17 @@ def math_value(normalized: str) -> Fraction | None:
     return None
 
 
+_SLASH_FRACTION = re.compile(SIGN + r"\d+/\d+(?![\d/])")
+
+
 def _mentions_math(response: str, gold: str) -> bool:
-    """Any boxed expression, $...$ span, number or the whole response equals the gold."""
+    """Any boxed expression, $...$ span, number, plain fraction or the whole response equals the
+    gold, or the gold's canonical form appears in the whole text (its boxes opened: an answer
+    stated before the last box counts too)."""
     candidates = [*boxed_contents(response), *re.findall(r"\$([^$]+)\$", response), response]
-    candidates += NUMBER.findall(response)
+    candidates += NUMBER.findall(response) + _SLASH_FRACTION.findall(response)
     if any(same_answer(c, gold, "math") for c in candidates):
         return True
     wanted = normalize_math(gold)
-    compact = normalize_math(response.replace("$", " "))
+    compact = normalize_math(response.replace("$", " "), to_last_boxed=False)
     return len(wanted) > 1 and not re.fullmatch(r"-?\d+", wanted) and wanted in compact

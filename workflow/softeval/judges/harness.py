@@ -32,7 +32,7 @@ def harness_filter(response: str, metric: dict[str, Any]) -> str:
         if isinstance(match, tuple):  # several groups: the first that matched
             match = next((m for m in match if m), INVALID)
         return match.strip()
-    return text.lstrip() if metric.get("strip", True) else text
+    return text.strip() if metric.get("strip", True) else text  # the harness's whitespace filter: strip()
 
 
 def exact_match(prediction: str, gold: str, metric: dict[str, Any]) -> bool:
