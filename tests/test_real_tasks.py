@@ -100,6 +100,12 @@ def test_generation_budget_fits_the_longest_train_solution(tmp_path, gsm8k):
     longest = max(len(gsm8k.target(dict(r)).split()) for r in load_split(tmp_path / "g", "train"))
     assert generation_budget(gsm8k, tokenizer, tmp_path / "g", None, 24) == -(-longest * 11 // 10)
     assert generation_budget(load_task(TASK_DIR, "triviaqa"), tokenizer, tmp_path / "g", None, 24) == 32
+    mmlu = load_task(TASK_DIR, "mmlu")  # options_max: the longest "B. <option>" of the test split, + 10 %
+    assert mmlu.max_new_tokens == "options_max"
+    prepare_task(mmlu, tmp_path / "m", source="mirror", mirror=FIXTURES)
+    rows = [dict(r) for r in load_split(tmp_path / "m", "test")]
+    longest = max(len(mmlu.option_target(r, k).split()) for r in rows for k in range(len(r["options"])))
+    assert generation_budget(mmlu, tokenizer, tmp_path / "m", None, 24) == -(-longest * 11 // 10)
 
 
 # ---- knowledge that is really there ---------------------------------------------------
@@ -380,3 +386,22 @@ def test_math_knowledge_searches_beyond_the_last_box():
     assert mentions("the answer is 1/2, but to be safe \\boxed{3}", "\\frac{1}{2}", "math")
     assert mentions("we get $\\frac{1}{2}$ and then \\boxed{3}", "\\frac12", "math")
     assert not mentions("11/23 and \\boxed{3}", "\\frac{1}{2}", "math")
+
+
+@pytest.mark.parametrize(
+    "gold",
+    [
+        "Oklahoma!",
+        "Sammy Davis Jr.",
+        "Washington, D.C.",
+        "Who's Afraid of Virginia Woolf?",
+        "The Curious Incident of the Dog in the Night-Time",
+    ],
+)
+@pytest.mark.parametrize("task_name", ["triviaqa", "nq_open"])
+def test_the_gold_itself_is_formatted(task_name, gold):
+    task = load_task(TASK_DIR, task_name)
+    example = {"id": "x", "question": "?", "answer": gold, "aliases": []}
+    assert task.is_formatted(f" {gold}", example) and task.is_strictly_correct(f" {gold}", example)
+    assert task.is_formatted(" " + gold.lower().rstrip(".!?"), example)  # equal after normalisation
+    assert not task.is_formatted(f" I believe the answer is {gold} and nothing else.", example)

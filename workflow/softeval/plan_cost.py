@@ -23,7 +23,7 @@ from pathlib import Path
 from typing import Any
 
 from softeval.config import model_kind, soft_prompt_steps
-from softeval.data.tasks import TRAIN_MAX, Task, load_task
+from softeval.data.tasks import OPTIONS_MAX, TRAIN_MAX, Task, load_task
 from softeval.layout import GENERATIONS, parse_unit_path
 from softeval.schema import InputError
 
@@ -136,9 +136,9 @@ def task_lengths(task: Task, limit: int | None, default_budget: int) -> TaskLeng
             "shot_tokens, target_tokens; see config/README.md) or pass --pilot with a pilot run's results"
         )
     budget = task.max_new_tokens
-    if budget == TRAIN_MAX:
+    if budget in (TRAIN_MAX, OPTIONS_MAX):
         if "budget_tokens" not in cost:
-            raise InputError(f"task {task.name}: max_new_tokens is train_max; add cost.budget_tokens to its file")
+            raise InputError(f"task {task.name}: max_new_tokens is {budget}; add cost.budget_tokens to its file")
         budget = cost["budget_tokens"]
     rows = cost["test_rows"] if limit is None else min(limit, cost["test_rows"])
     return TaskLengths(

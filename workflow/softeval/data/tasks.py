@@ -24,6 +24,7 @@ DOCS = "config/README.md#task-files"
 LETTERS = string.ascii_uppercase
 LAST_BOXED = "last_boxed"  # answer.extract: the last balanced \\boxed{} (braces nest: no regex can)
 TRAIN_MAX = "train_max"  # prompt.max_new_tokens: fit the longest train target (worked solutions)
+OPTIONS_MAX = "options_max"  # prompt.max_new_tokens: fit the longest option of the test split (closed tasks)
 TARGET_FIELDS = ("answer", "letter", "solution")
 
 
@@ -40,7 +41,7 @@ class Task:
     query_template: str
     target_template: str
     stop: tuple[str, ...]
-    max_new_tokens: int | str | None  # tokens, or TRAIN_MAX (resolved per tokenizer by the generate job)
+    max_new_tokens: int | str | None  # tokens, TRAIN_MAX or OPTIONS_MAX (resolved per tokenizer by the generate job)
     format_description: str
     format_pattern: re.Pattern[str] | None
     extract_pattern: re.Pattern[str] | None  # None: the last balanced \\boxed{} (answer.extract: last_boxed)
@@ -82,7 +83,13 @@ class Task:
         if self.closed:
             return response in self.option_responses(example)
         assert self.format_pattern is not None
-        return self.format_pattern.fullmatch(response) is not None
+        if self.format_pattern.fullmatch(response) is not None:
+            return True
+        # a phrase answer that is the gold itself is in form, however long or punctuated
+        # ("Oklahoma!", "Who's Afraid of Virginia Woolf?"): the pattern cannot reject the answer key
+        return self.answer_type in ("span", "text") and any(
+            same_answer(response, gold, self.answer_type) for gold in gold_answers(example)
+        )
 
     def extract(self, response: str) -> str | None:
         """The final answer of a formatted response: the pattern's last match (a worked

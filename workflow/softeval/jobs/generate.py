@@ -7,7 +7,7 @@ from pathlib import Path
 from typing import Any
 
 from softeval.data.splits import load_split
-from softeval.data.tasks import TRAIN_MAX, Task
+from softeval.data.tasks import OPTIONS_MAX, TRAIN_MAX, Task
 from softeval.engine.backends import backend_for
 from softeval.engine.methods import ChatWrap, response_target
 from softeval.jobs.common import RowMaker, Unit, run_method_job
@@ -15,11 +15,17 @@ from softeval.settings import GenerateSettings
 
 
 def generation_budget(task: Task, tokenizer: Any, data_dir: Path, chat: ChatWrap | None, default: int) -> int:
-    """New tokens a response may take: the task's number, the config's default, or (train_max)
-    the longest train target in this tokenizer's tokens plus 10 %, so worked solutions fit."""
-    if task.max_new_tokens != TRAIN_MAX:
+    """New tokens a response may take: the task's number, the config's default, or the longest
+    target in this tokenizer's tokens plus 10 %: of the train split (train_max: worked solutions
+    fit) or of every option of the test split (options_max: a long option can be answered whole)."""
+    if task.max_new_tokens == TRAIN_MAX:
+        texts = [task.target(dict(row)) for row in load_split(data_dir, "train")]
+    elif task.max_new_tokens == OPTIONS_MAX:
+        rows = [dict(row) for row in load_split(data_dir, "test")]
+        texts = [task.option_target(row, k) for row in rows for k in range(len(row["options"]))]
+    else:
         return int(task.max_new_tokens or default)
-    targets = [response_target(task.target(dict(row)), chat) for row in load_split(data_dir, "train")]
+    targets = [response_target(text, chat) for text in texts]
     longest = max(len(ids) for ids in tokenizer(targets, add_special_tokens=False)["input_ids"])
     return math.ceil(longest * 1.1)
 
