@@ -145,7 +145,7 @@ def test_lettered_tasks_share_one_block_and_mean_what_a_flat_file_means(tmp_path
     assert "include: _lettered_choice.yaml" in (TASK_DIR / f"{name}.yaml").read_text()
     assert load_task(TASK_DIR, name) == _flat_copy(tmp_path, name)
     task = load_task(TASK_DIR, name)
-    assert task.closed and task.max_new_tokens == 48 and task.target_template == " {letter}. {answer}"
+    assert task.closed and task.max_new_tokens == "options_max" and task.target_template == " {letter}. {answer}"
 
 
 def test_shared_blocks_are_not_tasks():
