@@ -99,14 +99,14 @@ def paired_bootstrap(
         raise ValueError("paired_bootstrap needs at least one unit")
     statistic = statistic or (lambda a, b: a.mean(axis=-1) - b.mean(axis=-1))
     estimate, draws = 0.0, np.zeros(n_resamples)
-    indexes: dict[str, np.ndarray] = {}
+    sizes: dict[str, int] = {}
     for (first, second), task in zip(pairs, _tasks_of(tasks, len(pairs)), strict=True):
         first, second = np.asarray(first, dtype=float), np.asarray(second, dtype=float)
         if first.shape != second.shape or first.ndim != 1 or len(first) == 0:
             raise ValueError("paired_bootstrap: each unit needs two non-empty arrays of the same length")
-        index = indexes.setdefault(task, task_resamples(task, len(first), n_resamples, seed))
-        if index.shape[1] != len(first):
+        if sizes.setdefault(task, len(first)) != len(first):
             raise ValueError(f"paired_bootstrap: units of task {task} have different numbers of test examples")
+        index = task_resamples(task, len(first), n_resamples, seed)
         estimate += float(statistic(first[None, :], second[None, :])[0])
         draws += statistic(first[index], second[index])
     return percentile_interval(estimate / len(pairs), draws / len(pairs))
@@ -125,17 +125,31 @@ def absolute_gap_difference(
     if not quads:
         raise ValueError("absolute_gap_difference needs at least one unit")
     estimate, draws = 0.0, np.zeros(n_resamples)
-    indexes: dict[str, np.ndarray] = {}
     for arrays, task in zip(quads, _tasks_of(tasks, len(quads)), strict=True):
         base_a, post_a, base_b, post_b = (np.asarray(a, dtype=float) for a in arrays)
         estimate += abs(post_a.mean() - base_a.mean()) - abs(post_b.mean() - base_b.mean())
-        index = indexes.setdefault(task, task_resamples(task, len(base_a), n_resamples, seed))
+        index = task_resamples(task, len(base_a), n_resamples, seed)
 
         def gap(base: np.ndarray, post: np.ndarray, index: np.ndarray = index) -> np.ndarray:
             return np.abs(post[index].mean(axis=1) - base[index].mean(axis=1))
 
         draws += gap(base_a, post_a) - gap(base_b, post_b)
     return percentile_interval(estimate / len(quads), draws / len(quads))
+
+
+def bootstrap_mean(
+    units: Sequence[np.ndarray], n_resamples: int = 1000, seed: int = 0, tasks: Sequence[str] | None = None
+) -> Interval:
+    """Mean over units of each unit's mean, with its 95% percentile interval: one-sided
+    paired_bootstrap (every task's units resampled with that task's index matrix)."""
+    if not units:
+        raise ValueError("bootstrap_mean needs at least one unit")
+    estimate, draws = 0.0, np.zeros(n_resamples)
+    for values, task in zip(units, _tasks_of(tasks, len(units)), strict=True):
+        values = np.asarray(values, dtype=float)
+        estimate += float(values.mean())
+        draws += values[task_resamples(task, len(values), n_resamples, seed)].mean(axis=1)
+    return percentile_interval(estimate / len(units), draws / len(units))
 
 
 def equivalent(interval: Interval, margin: float) -> bool:

@@ -13,7 +13,7 @@ from collections.abc import Callable, Mapping
 import numpy as np
 import pandas as pd
 
-from softeval.analysis.evidence import MetricReader, bias_shifted_interval, paired_bootstrap, task_resamples
+from softeval.analysis.evidence import MetricReader, bias_shifted_interval, bootstrap_mean, task_resamples
 from softeval.analysis.ranking import (
     bootstrap_swap_distances,
     kemeny_consensus,
@@ -175,13 +175,7 @@ def knowledge_format_table(
             for (role, method, step), rows in grouped:
                 key_step = None if pd.isna(step) else int(step)
                 arrays = [read((role, r.model, r.task, method, key_step), column) for r in rows.itertuples()]
-                iv = paired_bootstrap(
-                    [(a, np.zeros_like(a)) for a in arrays],
-                    None,
-                    settings.bootstrap,
-                    settings.seed,
-                    list(rows["task"]),
-                )
+                iv = bootstrap_mean(arrays, settings.bootstrap, settings.seed, list(rows["task"]))
                 bounds.append((iv.low, iv.high))
             table[f"{column}_low"], table[f"{column}_high"] = zip(*bounds, strict=True)
     table["_m"] = table["method"].map(_order)
