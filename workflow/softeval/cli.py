@@ -384,6 +384,7 @@ def cmd_claims(args: argparse.Namespace) -> None:
         loglik_root=Path(args.loglik_root),
         settings=job_settings.AnalysisSettings.parse(args.settings, args.command),
         out_stem=Path(args.out),
+        published=Path(args.published) if args.published else None,
     )
 
 
@@ -409,6 +410,34 @@ def cmd_manifest(args: argparse.Namespace) -> None:
             f"{args.results} does not reproduce {args.check} (see above; `softeval review` and the README's "
             "'Reproducible on another machine' say what can differ and why)"
         )
+
+
+def cmd_verify(args: argparse.Namespace) -> None:
+    from softeval.analysis import verify
+
+    record_path = Path(args.published)
+    record = verify.read_record(record_path)
+    rows = verify.verify(Path(args.results), record)
+    print(verify.report(rows, record_path, record), end="")
+    if not verify.passed(rows):
+        raise InputError(
+            f"{args.results} does not reproduce {record_path}: the rows marked **no** above (the README's "
+            "'Reproducible on another machine' says what must hold and why)"
+        )
+
+
+def cmd_publish_ranges(args: argparse.Namespace) -> None:
+    from softeval.analysis import verify
+
+    runs: dict[str, Path] = {}
+    for item in args.run:
+        label, sep, path = item.partition("=")
+        if not sep or not label or not path:
+            raise InputError(f"--run {item!r}: write it as LABEL=RESULTS_DIR (e.g. 'seed 0=/tmp/s0/results')")
+        runs[label] = Path(path)
+    record = verify.build_record(runs, Path(args.bytes_from), args.config, args.note)
+    verify.write_record(record, Path(args.out))
+    print(f"{len(record['figures'])} figures from {len(runs)} runs, {len(record['bytes'])} byte files: {args.out}")
 
 
 def cmd_review(args: argparse.Namespace) -> None:
@@ -669,6 +698,7 @@ def analysis_commands(add: Adder) -> None:
     add_analysis(p, scores=True)
     p.add_argument("--swap", required=True, help="results/tables/swap_distance.csv")
     p.add_argument("--out", required=True, help="output stem: writes <out>.csv, .md, .tex")
+    p.add_argument("--published", help="a published record: its runs' verdicts are quoted in claims.md")
 
     p = add("timings", cmd_timings, "seconds and memory per rule, and the critical path, from benchmark files")
     p.add_argument("--patterns", type=json_object, required=True, help="JSON: {rule: benchmark path pattern}")
@@ -681,6 +711,17 @@ def analysis_commands(add: Adder) -> None:
     which = p.add_mutually_exclusive_group(required=True)
     which.add_argument("--write", metavar="FILE", help="list the run's files and their sha256 in FILE")
     which.add_argument("--check", metavar="FILE", help="compare the run with FILE (exit 2 on any difference)")
+
+    p = add("verify", cmd_verify, "check a run against a published record: bytes, verdicts, figure ranges")
+    p.add_argument("--results", default="results")
+    p.add_argument("--published", default="config/published/default.yaml", help="the published record (YAML)")
+
+    p = add("publish-ranges", cmd_publish_ranges, "write a published record from several runs (seeds, machines)")
+    p.add_argument("--run", action="append", required=True, metavar="LABEL=RESULTS_DIR", help="one run (repeat)")
+    p.add_argument("--bytes-from", required=True, help="the run whose machine-independent files are published")
+    p.add_argument("--config", required=True, help="the config the runs used (recorded, not read)")
+    p.add_argument("--note", default="", help="how the runs were made (recorded)")
+    p.add_argument("--out", required=True)
 
     p = add("review", cmd_review, "list evaluated units, or show the examples behind one (model, task, method)")
     p.add_argument("--results", default="results")

@@ -632,8 +632,18 @@ def truth_note(swap: pd.DataFrame) -> str | None:
     )
 
 
-def write_claims(parts: pd.DataFrame, stem: Path, pilot: str = "", swap: pd.DataFrame | None = None) -> None:
-    """claims.{csv,tex}: one row per part; claims.md: each claim, its verdict and its evidence in prose."""
+def write_claims(
+    parts: pd.DataFrame,
+    stem: Path,
+    pilot: str = "",
+    swap: pd.DataFrame | None = None,
+    published: tuple[str, dict[int, str]] | None = None,
+) -> None:
+    """claims.{csv,tex}: one row per part; claims.md: each claim, its verdict and its evidence in prose.
+
+    published: (where, claim -> its verdicts over the published runs), quoted under each claim: a
+    verdict is a result only together with how stable it is over seeds.
+    """
     write_table(
         parts,
         stem,
@@ -661,6 +671,8 @@ def write_claims(parts: pd.DataFrame, stem: Path, pilot: str = "", swap: pd.Data
     for claim, statement in STATEMENTS.items():
         lines += [f"## {claim}. {statement.split(':')[0]} — {verdicts.get(claim, NOT_APPLICABLE)}", ""]
         lines += [f"*The paper:* {statement}.", ""]
+        if published and claim in published[1]:
+            lines += [f"*Published ({published[0]}):* {published[1][claim]}.", ""]
         for row in parts[parts["claim"] == claim].itertuples():
             lines.append(f"- **{row.part}** — {row.verdict}. {row.evidence}.")
         lines.append("")

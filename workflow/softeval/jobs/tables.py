@@ -20,6 +20,8 @@ from softeval.analysis.tables import (
     swap_distance_table,
 )
 from softeval.analysis.unit_checks import summary_line, unit_checks
+from softeval.analysis.verify import read_record
+from softeval.analysis.verify import stability as stability_of
 from softeval.io import read_jsonl
 from softeval.layout import unit_path
 from softeval.schema import InputError
@@ -244,8 +246,10 @@ def run_claims(
     loglik_root: Path,
     settings: AnalysisSettings,
     out_stem: Path,
+    published: Path | None = None,
 ) -> None:
-    """claims.{md,csv,tex}; the zoo's ground truth comes in through the swap table's truth_distance."""
+    """claims.{md,csv,tex}; the zoo's ground truth comes in through the swap table's truth_distance;
+    a published record's verdict stability is quoted under each claim."""
     summary = load_summary(summary_path)
     reader = UnitReader(scores_root)
     inputs = Inputs(
@@ -256,4 +260,11 @@ def run_claims(
         settings=settings,
         choices=base_choice_reader(loglik_root),
     )
-    write_claims(check_claims(inputs), out_stem, pilot_note(summary), inputs.swap)
+    stability = None
+    if published is not None:
+        record = read_record(published)
+        stability = (
+            published.as_posix(),
+            {int(claim): stability_of(runs, "published runs") for claim, runs in record["verdicts"].items()},
+        )
+    write_claims(check_claims(inputs), out_stem, pilot_note(summary), inputs.swap, stability)
