@@ -152,12 +152,13 @@ def test_the_published_records_read_and_their_ranges_hold() -> None:
         assert record["runs"] and record["figures"] and record["verdicts"]
 
 
-def test_the_reference_run_against_the_large_zoo_record(tmp_path: Path) -> None:
-    """The other machine's run of the old default (tests/data/reference-runs/), checked by the
-    same logic against the old default's record (config/published/zoo-large.yaml): every
-    verdict is the published one, the one machine-independent file its manifest lists has the
-    published bytes, and a record of one run has no ranges, so its figures are listed, not judged."""
-    record = verify.read_record(ROOT / "config" / "published" / "zoo-large.yaml")
+def test_the_reference_run_against_the_published_record(tmp_path: Path) -> None:
+    """The other machine's run of the default (tests/data/reference-runs/, commit 3d482a0),
+    checked by the same logic against the published record (config/published/default.yaml):
+    claims 1, 2, 3 and 5 have the published verdicts; claim 4 differs because its test changed
+    since that commit (issue 28: under the old test it held on both machines); a record of one
+    run has no ranges, so its figures are listed, not judged."""
+    record = verify.read_record(ROOT / "config" / "published" / "default.yaml")
     results = tmp_path / "results"
     shutil.copytree(REFERENCE, results / "tables")
     rows = verify.verify(results, record)
@@ -166,14 +167,16 @@ def test_the_reference_run_against_the_large_zoo_record(tmp_path: Path) -> None:
         ("claim 1", "not shown", True),
         ("claim 2", "not shown", True),
         ("claim 3", "holds", True),
-        ("claim 4", "holds", True),
+        ("claim 4", "holds", False),
         ("claim 5", "holds", True),
     ]
+    assert verdicts[3].published == "not shown in 1 of 1 runs"
     figures = rows_of(rows, "figure")
     assert len(figures) == 44 and all(r.inside is None for r in figures)
     by_item = {r.item: r for r in figures}
     assert by_item["swap_distance/soft_prompt/to_post"].this_run == "1"
     assert by_item["swap_distance/soft_prompt/to_post"].published.startswith("2 ")
+    assert by_item["zoo/pocket/base/knowledge"].this_run == "0.483"  # 0.800 published: another zoo
     # its manifest lists one machine-independent file, with the published bytes
     listed = dict(line.split("  ")[::-1] for line in (REFERENCE / "default.sha256").read_text().splitlines())
     shared = {name: digest for name, digest in record["bytes"].items() if f"results/{name}" in listed}

@@ -397,7 +397,7 @@ def published_record():
     if not os.path.isfile(path):
         raise WorkflowError(
             f"config analysis.published: {path} not found (from the working directory {os.getcwd()}); "
-            "give a record written by `softeval publish-ranges`, or null"
+            "give a record that `python -m softeval publish-ranges` writes, or null"
         )
     return path
 

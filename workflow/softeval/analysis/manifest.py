@@ -1,7 +1,7 @@
 """A sha256 manifest of a run's content: the zoo's weights, the tuned prompts and every table.
 
 Written in `sha256sum`'s format (`<hex>  <path>`, paths relative to the working directory), so
-`sha256sum -c config/manifests/default.sha256` checks a run without softeval, and
+`sha256sum -c config/manifests/default-amd-epyc.sha256` checks a run without softeval, and
 `softeval manifest --check` does the same with a summary. What it covers is content alone:
 meta.json files (wall times, versions), logs, figures (PNG/PDF bytes depend on the
 matplotlib build and its fonts) and timings (benchmark files, the timings table) are left out.
