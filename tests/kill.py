@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import Any
 
 # Fields that say how long something took: the only ones allowed to differ between two runs.
-TIMING_KEYS = frozenset({"wall_seconds", "tune_seconds"})
+TIMING_KEYS = frozenset({"wall_seconds", "tune_seconds", "model_load_seconds"})
 
 
 def without_timing(data: Any) -> Any:

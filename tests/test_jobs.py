@@ -17,7 +17,7 @@ from softeval.jobs.evaluate import MethodOutputs, run_evaluate
 from softeval.jobs.generate import run_generate
 from softeval.jobs.judge import run_judge
 from softeval.jobs.loglik import run_loglik
-from softeval.jobs.tune import run_tune
+from softeval.jobs.tune import TuneUnit, run_tune, run_tunes
 from softeval.schema import InputError
 from softeval.settings import GenerateSettings, LoglikSettings
 
@@ -80,6 +80,37 @@ def test_tune_writes_the_prompt_its_snapshots_curve_meta_and_peft_adapter(worksp
     again = workspace / "sp-again"
     tune_numeric(workspace, tasks, again)
     assert (again / "prompt.safetensors").read_bytes() == (out / "prompt.safetensors").read_bytes()
+
+
+def test_one_tune_job_for_several_tasks_writes_what_a_job_per_task_writes(workspace, tasks):
+    """The workflow's tune job loads the model once for every task: each task's files are those of
+    a job of its own (the second task's prompt does not depend on the first's training)."""
+    names = ["world_choice", "world_numeric"]  # world_numeric second: its prompt follows another's
+    units = [TuneUnit(tasks[n], workspace / "data" / n, workspace / "together" / n) for n in names]
+    metas = run_tunes(model=str(workspace / "model"), units=units, config=CONFIG, threads=1)
+    assert [m["task"] for m in metas] == names and all(m["model_load_seconds"] >= 0 for m in metas)
+    for name in names:
+        alone = workspace / "alone" / name
+        run_tune(
+            model=str(workspace / "model"),
+            task=tasks[name],
+            data_dir=workspace / "data" / name,
+            config=CONFIG,
+            threads=1,
+            out_dir=alone,
+        )
+        together = workspace / "together" / name
+        files = sorted(p.relative_to(alone) for p in alone.rglob("*") if p.is_file())
+        assert files == sorted(p.relative_to(together) for p in together.rglob("*") if p.is_file())
+        for rel in files:
+            if rel.name != "meta.json":  # its timing fields differ
+                assert (together / rel).read_bytes() == (alone / rel).read_bytes(), (name, rel)
+        timing = {"wall_seconds", "tune_seconds", "model_load_seconds"}
+        alone_meta, together_meta = (
+            {k: v for k, v in json.loads((d / "meta.json").read_text()).items() if k not in timing}
+            for d in (alone, together)
+        )
+        assert alone_meta == together_meta
 
 
 @pytest.mark.parametrize("method", ["zero_shot", "few_shot"])

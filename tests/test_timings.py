@@ -29,7 +29,7 @@ PATTERNS = {
     "prepare_task": "results/benchmarks/prepare_task/{task}.tsv",
     "pretrain": "results/benchmarks/pretrain/{model}.tsv",
     "posttrain": "results/benchmarks/posttrain/{model}.tsv",
-    "tune": "results/benchmarks/tune/{model}/{role}/{task}.tsv",
+    "tune": "results/benchmarks/tune/{model}/{role}.tsv",
     "evaluate": "results/benchmarks/evaluate/{model}/{role}/{task}.tsv",
     "evaluate_closed": "results/benchmarks/evaluate_closed/{model}/{role}/{task}.tsv",
     "judge": "results/benchmarks/judge/{model}/{role}/{task}.tsv",

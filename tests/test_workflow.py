@@ -231,8 +231,8 @@ def test_adding_a_model_plans_only_its_jobs(finished_run, tmp_path):
     assert jobs == {
         "pretrain": 1,
         "posttrain": 1,
-        "probe_zoo_model": roles,
-        "tune": roles * tasks,
+        "probe_zoo_model": 1,  # both roles in one job
+        "tune": roles,  # every task's prompt in one job per role
         "evaluate": roles * (tasks - closed),  # zero-shot and few-shot in one job
         "evaluate_closed": roles * closed,  # and their option log-likelihoods
         "evaluate_soft_prompt": roles * (tasks - closed),  # every snapshot step in one job
@@ -389,9 +389,9 @@ def test_default_config_plans_the_full_zoo(tmp_path):
     jobs = planned_jobs(result.stdout)
     n_models = len(yaml.safe_load((ROOT / "config" / "config.yaml").read_text())["models"])
     assert jobs["pretrain"] == jobs["posttrain"] == n_models
-    assert jobs["probe_zoo_model"] == 2 * n_models
+    assert jobs["probe_zoo_model"] == n_models  # both roles in one job
     assert jobs["prepare_task"] == 4 and jobs["build_world"] == jobs["train_tokenizer"] == 1
-    assert jobs["tune"] == jobs["judge"] == 2 * n_models * 4
+    assert jobs["judge"] == 2 * n_models * 4 and jobs["tune"] == 2 * n_models  # a tune job per model x role
     assert jobs["evaluate"] == jobs["evaluate_soft_prompt"] == 2 * n_models * 3  # open tasks
     assert jobs["evaluate_closed"] == jobs["evaluate_soft_prompt_closed"] == 2 * n_models  # world_choice
     # every job but `all` and `timings` writes a benchmark file, and timings reads each of them

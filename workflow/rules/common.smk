@@ -390,16 +390,18 @@ def analysis_settings(wildcards):
 
 
 def published_record():
-    """The published record whose verdict stability claims.md quotes ([] when none is set)."""
-    path = config["analysis"].get("published")
-    if not path:
+    """The published record whose verdict stability claims.md quotes ([] when none is set);
+    a relative path is relative to the repository root, as task_dir is."""
+    name = config["analysis"].get("published")
+    if not name:
         return []
-    if not os.path.isfile(path):
+    path = Path(name) if os.path.isabs(name) else ROOT / name
+    if not path.is_file():
         raise WorkflowError(
-            f"config analysis.published: {path} not found (from the working directory {os.getcwd()}); "
+            f"config analysis.published: {path} not found; "
             "give a record that `python -m softeval publish-ranges` writes, or null"
         )
-    return path
+    return portable(path)
 
 
 PUBLICATION_TABLES = ["swap_distance", "score_gap", "knowledge_format", "consensus", "unit_checks"]
@@ -417,12 +419,12 @@ BENCHMARKS = {
         "train_tokenizer": [],
         "pretrain": ["model"],
         "posttrain": ["model"],
-        "probe_zoo_model": ["model", "role"],
+        "probe_zoo_model": ["model"],
         "zoo_report": [],
         "random_tokenizer": ["vocab"],
         "random_model": ["model", "role"],
         "convert_gguf": ["model"],
-        "tune": ["model", "role", "task"],
+        "tune": ["model", "role"],
         "evaluate": ["model", "role", "task"],
         "evaluate_closed": ["model", "role", "task"],
         "evaluate_soft_prompt": ["model", "role", "task"],
@@ -446,7 +448,7 @@ def benchmark_files():
         "train_tokenizer": [{}] if ZOO_MODELS else [],
         "pretrain": [{"model": m} for m in ZOO_MODELS],
         "posttrain": [{"model": m} for m in ZOO_MODELS],
-        "probe_zoo_model": [{"model": m, "role": r} for m in ZOO_MODELS for r in ROLES],
+        "probe_zoo_model": [{"model": m} for m in ZOO_MODELS],
         "zoo_report": [{}] if ZOO_MODELS else [],
         "random_tokenizer": [
             {"vocab": v} for v in sorted({random_spec(model_entry(config, m))["vocab_size"] for m in random_models})
@@ -465,6 +467,6 @@ def benchmark_files():
     if PLAIN_METHODS:
         jobs["evaluate"], jobs["evaluate_closed"] = closed[False], closed[True]
     if "soft_prompt" in METHODS:
-        jobs["tune"] = units
+        jobs["tune"] = [{"model": m, "role": r} for m in MODELS for r in ROLES]
         jobs["evaluate_soft_prompt"], jobs["evaluate_soft_prompt_closed"] = closed[False], closed[True]
     return [BENCHMARKS[name].format(**w) for name, each in jobs.items() for w in each]

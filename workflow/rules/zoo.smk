@@ -75,15 +75,16 @@ rule posttrain:
         "--tasks {params.tasks} --out {output} 2> {log}"
 
 
+# Both roles of a model in one job: starting Python, torch and transformers is most of a probe's time.
 rule probe_zoo_model:
     input:
-        model="results/zoo/{model}/{role}",
+        models=expand("results/zoo/{{model}}/{role}", role=ROLES),
         world="results/world/world.json",
         test=split_files("test"),
         tasks=task_files(),
     output:
-        summary="results/probes/{model}/{role}.json",
-        examples="results/probes/{model}/{role}.jsonl",
+        summaries=expand("results/probes/{{model}}/{role}.json", role=ROLES),
+        examples=expand("results/probes/{{model}}/{role}.jsonl", role=ROLES),
     params:
         settings=json.dumps(ZOO["probe"], sort_keys=True),
         data=data_root_of,
@@ -91,15 +92,15 @@ rule probe_zoo_model:
         tasks=WORLD_TASKS,
     threads: ZOO["threads"]
     log:
-        "logs/probe_zoo_model/{model}/{role}.log",
+        "logs/probe_zoo_model/{model}.log",
     benchmark:
         BENCHMARKS["probe_zoo_model"]
     conda:
         "../../envs/softeval.yaml"
     shell:
-        "python -m softeval probe --settings {params.settings:q} --threads {threads} --model {input.model} "
+        "python -m softeval probe --settings {params.settings:q} --threads {threads} --model {input.models} "
         "--world {input.world} --data {params.data} --task-dir {params.task_dir:q} --tasks {params.tasks} "
-        "--out-json {output.summary} --out-examples {output.examples} 2> {log}"
+        "--out-json {output.summaries} --out-examples {output.examples} 2> {log}"
 
 
 rule zoo_report:

@@ -173,18 +173,22 @@ def _model_options(args: argparse.Namespace) -> Any:
 def cmd_probe(args: argparse.Namespace) -> None:
     from softeval.zoo.probe import probe_model
 
+    if not (len(args.model) == len(args.out_json) == len(args.out_examples)):
+        raise InputError("probe: give as many --out-json and --out-examples files as --model folders, in order")
     settings = job_settings.ProbeSettings.parse(args.settings, "probe")
-    probe_model(
-        model_dir=Path(args.model),
-        world_path=Path(args.world),
-        tasks=_tasks(args.task_dir, args.tasks),
-        data_dirs=_data_dirs(args.data, args.tasks),
-        max_new_tokens=settings.max_new_tokens,
-        batch_size=settings.batch_size,
-        threads=args.threads,
-        out_json=Path(args.out_json),
-        out_examples=Path(args.out_examples),
-    )
+    tasks = _tasks(args.task_dir, args.tasks)
+    for model, out_json, out_examples in zip(args.model, args.out_json, args.out_examples, strict=True):
+        probe_model(
+            model_dir=Path(model),
+            world_path=Path(args.world),
+            tasks=tasks,
+            data_dirs=_data_dirs(args.data, args.tasks),
+            max_new_tokens=settings.max_new_tokens,
+            batch_size=settings.batch_size,
+            threads=args.threads,
+            out_json=Path(out_json),
+            out_examples=Path(out_examples),
+        )
 
 
 def cmd_zoo_report(args: argparse.Namespace) -> None:
@@ -201,19 +205,18 @@ def _task(args: argparse.Namespace) -> Any:
 
 
 def cmd_tune(args: argparse.Namespace) -> None:
+    from softeval.data.tasks import load_task
     from softeval.engine.softprompt import TuneConfig
-    from softeval.jobs.tune import run_tune
+    from softeval.jobs.tune import TuneUnit, run_tunes
 
+    if not (len(args.task) == len(args.data) == len(args.out_dir)):
+        raise InputError("tune: give as many --data and --out-dir folders as --task names, in the same order")
     config = TuneConfig.parse(args.settings, "tune")
-    run_tune(
-        model=args.model,
-        model_options=_model_options(args),
-        task=_task(args),
-        data_dir=Path(args.data),
-        config=config,
-        threads=args.threads,
-        out_dir=Path(args.out_dir),
-    )
+    units = [
+        TuneUnit(load_task(args.task_dir, task), Path(data), Path(out))
+        for task, data, out in zip(args.task, args.data, args.out_dir, strict=True)
+    ]
+    run_tunes(model=args.model, model_options=_model_options(args), units=units, config=config, threads=args.threads)
 
 
 def _method_job(args: argparse.Namespace) -> dict[str, Any]:
@@ -622,20 +625,25 @@ def zoo_commands(add: Adder) -> None:
     p.add_argument("--base", required=True)
     p.add_argument("--out", required=True)
 
-    p = add("probe", cmd_probe, "cloze knowledge and zero-shot format probes of a zoo model")
+    p = add("probe", cmd_probe, "cloze knowledge and zero-shot format probes of zoo models, one after another")
     add_settings(p, job_settings.ProbeSettings)
     add_zoo_inputs(p, world=True, data=True)
-    p.add_argument("--model", required=True)
-    p.add_argument("--out-json", required=True)
-    p.add_argument("--out-examples", required=True)
+    p.add_argument("--model", nargs="+", required=True, help="one or more model folders")
+    p.add_argument("--out-json", nargs="+", required=True, help="a summary per model")
+    p.add_argument("--out-examples", nargs="+", required=True, help="every probe question per model")
 
 
 def evaluation_commands(add: Adder) -> None:
-    p = add("tune", cmd_tune, "train a soft prompt for one model and task")
+    p = add("tune", cmd_tune, "train a soft prompt per task for one model, loading it once")
     add_model(p)
-    add_task(p)
+    group = p.add_argument_group("tasks")
+    group.add_argument("--task", nargs="+", required=True, help="one or more task names")
+    group.add_argument("--task-dir", required=True)
+    group.add_argument("--data", nargs="+", required=True, help="each task's folder of prepared splits")
     add_settings(p, job_settings.TuneConfig)
-    p.add_argument("--out-dir", required=True, help="folder for prompt.safetensors, snapshots, curve, meta, peft/")
+    p.add_argument(
+        "--out-dir", nargs="+", required=True, help="per task: prompt.safetensors, snapshots, curve, meta, peft/"
+    )
 
     for name, func, help, kind in (
         ("generate", cmd_generate, "greedy responses to a task's test split under one method", GenerateSettings),

@@ -225,11 +225,12 @@ def unit_prompts(config: dict[str, Any], lengths: TaskLengths) -> list[float]:
     return prompts
 
 
-def gpu_jobs(config: dict[str, Any]) -> int:
-    """Snakemake jobs of one model x role x task: tune and evaluate_soft_prompt[_closed] when
-    soft_prompt is a method, evaluate[_closed] when another method is."""
+def gpu_jobs(config: dict[str, Any]) -> float:
+    """Snakemake jobs per model x role x task: evaluate_soft_prompt[_closed] when soft_prompt is a
+    method, evaluate[_closed] when another method is, and a share of the model x role's one tune job."""
     methods = config["evaluation"]["methods"]
-    return 2 * ("soft_prompt" in methods) + any(m != "soft_prompt" for m in methods)
+    tune_share = 1 / len(config["tasks"]) if "soft_prompt" in methods else 0.0
+    return ("soft_prompt" in methods) + any(m != "soft_prompt" for m in methods) + tune_share
 
 
 def job_cost(
@@ -351,7 +352,7 @@ def plan_cost(
         f"{roof.gpu.bandwidth_tb_s:g} TB/s at {bandwidth_efficiency:.0%}",
         f"{len(checkpoints)} checkpoint models x 2 roles x {len(config['tasks'])} tasks, "
         f"{units_per_task(config)} evaluated units each: "
-        f"{len(checkpoints) * 2 * len(config['tasks']) * gpu_jobs(config)} GPU jobs, "
+        f"{round(len(checkpoints) * 2 * len(config['tasks']) * gpu_jobs(config))} GPU jobs, "
         f"each starting in {job_start_s:g} s (CUDA, loading the model)",
         "generation is an upper bound: every response runs to its budget; the judge reads every response "
         "at its budget (its verdict cache's savings on repeated responses are not counted)",

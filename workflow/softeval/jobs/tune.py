@@ -1,10 +1,12 @@
-"""The tune job: train one soft prompt on a task's train split, write it with its record."""
+"""The tune job: one model loaded once, one soft prompt trained per task on its train split,
+each written with its record (loading the model is most of a small job's time)."""
 
 from __future__ import annotations
 
 import hashlib
 import json
 import time
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -27,6 +29,35 @@ def chat_record(tokenizer: Any, chat: ChatWrap) -> dict[str, str]:
     return {"sha256": hashlib.sha256(template.encode()).hexdigest()[:16], "head": chat.head, "tail": chat.tail}
 
 
+@dataclass(frozen=True)
+class TuneUnit:
+    """One task's prompt to train: the task, its prepared splits and the folder its files go to."""
+
+    task: Task
+    data_dir: Path
+    out_dir: Path
+
+
+def run_tunes(
+    *,
+    model: str,
+    units: list[TuneUnit],
+    config: TuneConfig,
+    threads: int,
+    model_options: ModelOptions | None = None,
+) -> list[dict[str, Any]]:
+    """Load the model once, then train and write every unit's prompt in turn (run_tune's files).
+
+    Each prompt starts from its own seeded state (tune() seeds its generator and its batch
+    order from the settings), so a prompt's bytes do not depend on the tasks trained before it.
+    """
+    start = time.perf_counter()
+    options = model_options or ModelOptions()
+    loaded = load_with_chat(model, options, threads)
+    load_seconds = round(time.perf_counter() - start, 2)
+    return [tune_unit(model, loaded, unit, config, options, load_seconds) for unit in units]
+
+
 def run_tune(
     *,
     model: str,
@@ -37,16 +68,23 @@ def run_tune(
     out_dir: Path,
     model_options: ModelOptions | None = None,
 ) -> dict[str, Any]:
-    """Write prompt.safetensors, step<N>.safetensors, curve.csv, meta.json and peft/ to out_dir.
+    """Train one task's prompt (run_tunes with one unit)."""
+    unit = TuneUnit(task, Path(data_dir), Path(out_dir))
+    return run_tunes(model=model, units=[unit], config=config, threads=threads, model_options=model_options)[0]
+
+
+def tune_unit(
+    ref: str, loaded: Any, unit: TuneUnit, config: TuneConfig, options: ModelOptions, load_seconds: float
+) -> dict[str, Any]:
+    """Write prompt.safetensors, step<N>.safetensors, curve.csv, meta.json and peft/ to the unit's folder.
 
     The soft prompt learns from the same prompts the soft_prompt method is evaluated with (the
     zero-shot text, inside the chat template when the model entry asks for it).
     """
     start = time.perf_counter()
-    options = model_options or ModelOptions()
-    ref = model
-    model, tokenizer, chat = load_with_chat(ref, options, threads)
-    train = [dict(row) for row in load_split(data_dir, "train")]
+    task, out_dir = unit.task, unit.out_dir
+    model, tokenizer, chat = loaded
+    train = [dict(row) for row in load_split(unit.data_dir, "train")]
     prompts = build_prompts(task, "zero_shot", train, chat=chat).prompts
     pairs = [(prompt, response_target(task.target(ex), chat)) for prompt, ex in zip(prompts, train, strict=True)]
     identity = model_identity(ref, model, options)
@@ -68,6 +106,7 @@ def run_tune(
         "final_loss": final_loss,
         "tune_seconds": result.wall_seconds,
         "wall_seconds": round(time.perf_counter() - start, 2),
+        "model_load_seconds": load_seconds,
         "steps": config.steps,
         "snapshots": sorted(result.snapshots),
     }
