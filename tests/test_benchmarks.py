@@ -6,6 +6,7 @@ from pathlib import Path
 
 import datasets
 import pytest
+import yaml
 
 from softeval.data.answers import boxed_contents, last_boxed, normalize_math, same_answer
 from softeval.data.splits import load_split, prepare_task
@@ -57,6 +58,7 @@ GOLDS = {
         "Japan",
         "Nile",
         "Badminton",
+        "Paris",  # tc_10 again: its wikipedia-file copy
     ],
     "nq_open": [
         "Jane Austen",
@@ -119,9 +121,23 @@ def test_gold_answers_come_out_of_each_benchmarks_own_schema(prepared, name):
     assert data["test"]["revision"] == "main"  # never a commit nobody has seen
 
 
+def test_triviaqa_question_ids_repeat_so_its_rows_are_numbered(tmp_path):
+    """Keyed by question_id, the validation split's shape (a question in the web and the
+    wikipedia file) stops data preparation; numbered, every row is kept (the harness's 17,944)."""
+    keyed = tmp_path / "tasks"
+    keyed.mkdir()
+    text = (TASK_DIR / "triviaqa.yaml").read_text().replace("  fields:\n", "  fields:\n    id: question_id\n")
+    (keyed / "triviaqa.yaml").write_text(text)
+    with pytest.raises(InputError, match=r"repeats id 'tc_10' \(rows 0 and 10\).*drop `fields.id`"):
+        prepare_task(load_task(keyed, "triviaqa"), tmp_path / "keyed", source="mirror", mirror=FIXTURES)
+    assert "id:" not in yaml.safe_load((TASK_DIR / "triviaqa.yaml").read_text())["dataset"]["fields"]
+
+
 def test_aliases_and_labels(prepared):
     trivia = examples(prepared, "triviaqa")
-    assert trivia[0]["aliases"] == ["Paris, France", "City of Light"] and trivia[0]["id"] == "tc_10"
+    assert trivia[0]["aliases"] == ["Paris, France", "City of Light"] and trivia[0]["id"] == "triviaqa-test-00000"
+    # question tc_10 comes twice (web and wikipedia files): both rows kept, as the harness keeps them
+    assert trivia[10]["question"] == trivia[0]["question"] and trivia[10]["id"] == "triviaqa-test-00010"
     assert examples(prepared, "nq_open")[1]["aliases"] == ["11 November 1918"]
     arc = examples(prepared, "arc_challenge")
     assert (arc[1]["label"], arc[2]["options"], arc[3]["label"]) == (2, ["shark", "whale", "trout"], 2)

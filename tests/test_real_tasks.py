@@ -223,7 +223,7 @@ def test_pilot_sample_is_seeded_ordered_and_recorded(tmp_path):
     task = load_task(TASK_DIR, "triviaqa")
     prepare_task(task, tmp_path / "t", source="mirror", mirror=FIXTURES, test_limit=3, seed=0)
     meta = json.loads((tmp_path / "t" / "meta.json").read_text())
-    assert (meta["counts"]["test"], meta["test_total"], meta["test_limit"]) == (3, 10, 3)
+    assert (meta["counts"]["test"], meta["test_total"], meta["test_limit"]) == (3, 11, 3)
     assert meta["provenance"]["params"]["test_limit"] == 3
 
 
@@ -329,7 +329,7 @@ def test_a_local_task_mixes_with_hub_tasks_in_one_workflow(tmp_path):
     assert result.returncode == 0, result.stderr[-3000:]
     capitals = [json.loads(line) for line in (work / "results/data/capitals/test.jsonl").read_text().splitlines()]
     assert len(capitals) == 1 and capitals[0]["answer"] in ("Paris", "Lima")
-    assert json.loads((work / "results/data/triviaqa/meta.json").read_text())["test_total"] == 10
+    assert json.loads((work / "results/data/triviaqa/meta.json").read_text())["test_total"] == 11
     (tasks / "data" / "test.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows[:1]))
     plan = snakemake(work, "-n", *targets, configfile=config)
     assert "prepare_task" in plan.stdout and "wildcards: task=capitals" in plan.stdout  # a changed file reruns
