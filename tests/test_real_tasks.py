@@ -15,7 +15,7 @@ from softeval.data.answers import cut_at_stop, mentions
 from softeval.data.splits import load_split, pilot_sample, prepare_task
 from softeval.data.tasks import load_task
 from softeval.engine.methods import build_prompts
-from softeval.judges.harness import INVALID, harness_filter, harness_scores
+from softeval.judges.harness import INVALID, harness_filter, harness_scores, option_scores
 from softeval.judges.rule import RuleJudge
 from softeval.schema import InputError
 
@@ -175,7 +175,8 @@ def test_span_and_choice_harness_scores():
     arc = load_task(TASK_DIR, "arc_challenge")
     row = {"logliks": [-3.0, -4.0], "options": ["A. ab", "B. abcdefghijkl"], "chosen": 0}
     example = {"label": 1}
-    assert harness_scores(arc, example, "", row) == {"acc": False, "acc_norm": True}
+    assert option_scores(arc, example, row) == {"acc": False, "acc_norm": True}
+    assert harness_scores(arc, example, "") == {}  # never under the harness's name: not its prompt
 
 
 def test_math_verify_is_the_harness_score_for_math500():

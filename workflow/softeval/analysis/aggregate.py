@@ -51,7 +51,8 @@ def aggregate_scores(
     test_totals: dict[str, int] | None = None,
 ) -> pd.DataFrame:
     """Accuracy of each verdict over the test examples of every unit, with bootstrap intervals,
-    and lm-evaluation-harness's scores of the same responses (columns "lm_eval:<name>").
+    and lm-evaluation-harness's scores of the same responses (columns "lm_eval:<name>"; its acc and
+    acc_norm over softeval's own option continuations, "options:<name>").
 
     test_totals: each task's full test split size (a pilot run evaluates a sample: n < test_total).
     """
@@ -66,11 +67,12 @@ def aggregate_scores(
             row[metric] = float(values.mean())
             row[f"{metric}_low"], row[f"{metric}_high"] = bootstrap_ci(values, n_resamples, seed)
         row["llm_judged"] = float((verdicts["judge"] != "rule").mean()) if "judge" in verdicts else 0.0
-        if "lm_eval" in verdicts:
-            harness = pd.DataFrame(list(verdicts["lm_eval"]))
-            for name in harness.columns:
-                harness_columns[f"lm_eval:{name}"] = None
-                row[f"lm_eval:{name}"] = float(harness[name].astype(bool).mean())
+        for prefix in ("lm_eval", "options"):  # the harness's scores; acc / acc_norm over our continuations
+            if prefix in verdicts:
+                harness = pd.DataFrame([v if isinstance(v, dict) else {} for v in verdicts[prefix]])
+                for name in harness.columns:
+                    harness_columns[f"{prefix}:{name}"] = None
+                    row[f"{prefix}:{name}"] = float(harness[name].astype(bool).mean())
         rows.append(row)
     columns = [*KEYS, "n", "test_total", *METRICS, *(f"{m}_{end}" for m in METRICS for end in ("low", "high"))]
     table = pd.DataFrame(rows, columns=[*columns, "llm_judged", *harness_columns])

@@ -3,7 +3,8 @@
 Open tasks take all three verdicts from the judge. Closed tasks take knowledge from the
 option log-likelihoods (the likeliest option is the gold one) and format/strict from the
 judge; the judge's "gold mentioned" verdict is kept beside it. Tasks that name
-lm-evaluation-harness's scores (softeval.judges.harness) get them per example too ("lm_eval").
+lm-evaluation-harness's scores (softeval.judges.harness) get them per example too ("lm_eval"; its
+likelihood metrics over softeval's own continuations, "options").
 """
 
 from __future__ import annotations
@@ -15,7 +16,7 @@ from softeval.data.splits import load_split
 from softeval.data.tasks import Task
 from softeval.io import atomic_write_jsonl, read_jsonl
 from softeval.judges.factory import make_judge
-from softeval.judges.harness import harness_scores
+from softeval.judges.harness import harness_scores, option_scores
 from softeval.schema import InputError
 from softeval.settings import JudgeSettings
 
@@ -76,6 +77,8 @@ def run_judge(
                     "knowledge_from": "loglik",
                 }
             if task.harness:
-                record["lm_eval"] = harness_scores(task, example, row["response"], options[k] if options else None)
+                record["lm_eval"] = harness_scores(task, example, row["response"])
+                if options is not None:
+                    record["options"] = option_scores(task, example, options[k])
             scored.append(record)
         atomic_write_jsonl(out, scored)

@@ -4,8 +4,10 @@ A task file's `harness:` list names the scores lm-evaluation-harness reports for
 the same name and how it computes them (its filters and exact_match options, as data), so a
 user can put softeval's numbers next to published ones. Greedy generation is deterministic,
 so cutting a response at the harness's stop strings (`until`) gives what the harness's own
-generation would have returned for the same prompt. What still differs (the prompt, and the
-continuation closed tasks score) is named per task in README.md.
+generation would have returned for the same prompt. What still differs (the prompt) is named
+per task in README.md. The likelihood metrics (acc, acc_norm) are computed over softeval's own
+prompt and continuation, which the harness does not score, so they go under their own name
+("options:<name>"), never "lm_eval:<name>".
 """
 
 from __future__ import annotations
@@ -73,18 +75,18 @@ def option_choice(options_row: dict[str, Any], normalized: bool) -> int:
     return max(range(len(per_char)), key=lambda i: (per_char[i], -i))
 
 
-def harness_scores(
-    task: Task, example: dict[str, Any], response: str, options_row: dict[str, Any] | None = None
-) -> dict[str, bool]:
-    """One example's harness scores, by the names the harness reports them under."""
+LIKELIHOOD_METRICS = ("acc", "acc_norm")
+
+
+def harness_scores(task: Task, example: dict[str, Any], response: str) -> dict[str, bool]:
+    """One example's scores computed from the response as lm-evaluation-harness computes them,
+    by the names the harness reports them under (columns "lm_eval:<name>")."""
     scores = {}
     for metric in task.harness:
         kind = metric["metric"]
-        if kind in ("acc", "acc_norm"):
-            if options_row is None:
-                continue  # open tasks have no option log-likelihoods
-            scores[metric["name"]] = option_choice(options_row, kind == "acc_norm") == example["label"]
-        elif kind == "math_verify":
+        if kind in LIKELIHOOD_METRICS:
+            continue  # option_scores: over softeval's prompt and continuation, not the harness's
+        if kind == "math_verify":
             scores[metric["name"]] = math_verified(
                 cut_at_stop(response, metric.get("until", ())), golds(example, "solution")[0]
             )
@@ -93,3 +95,14 @@ def harness_scores(
             wanted = golds(example, metric.get("gold", "answers"))
             scores[metric["name"]] = any(exact_match(prediction, gold, metric) for gold in wanted)
     return scores
+
+
+def option_scores(task: Task, example: dict[str, Any], options_row: dict[str, Any]) -> dict[str, bool]:
+    """The harness's acc / acc_norm computed over softeval's own prompt and continuations
+    (" B. <option>"), so not the harness's number on the same model: the harness scores its
+    own prompt and continuation (a letter, or the bare option text). Columns "options:<name>"."""
+    return {
+        metric["name"]: option_choice(options_row, metric["metric"] == "acc_norm") == example["label"]
+        for metric in task.harness
+        if metric["metric"] in LIKELIHOOD_METRICS
+    }
