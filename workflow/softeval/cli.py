@@ -176,13 +176,13 @@ def cmd_probe(args: argparse.Namespace) -> None:
     if not (len(args.model) == len(args.out_json) == len(args.out_examples)):
         raise InputError("probe: give as many --out-json and --out-examples files as --model folders, in order")
     settings = job_settings.ProbeSettings.parse(args.settings, "probe")
-    tasks = _tasks(args.task_dir, args.tasks)
+    tasks, data_dirs = _tasks(args.task_dir, args.tasks), _data_dirs(args.data, args.tasks)
     for model, out_json, out_examples in zip(args.model, args.out_json, args.out_examples, strict=True):
         probe_model(
             model_dir=Path(model),
             world_path=Path(args.world),
             tasks=tasks,
-            data_dirs=_data_dirs(args.data, args.tasks),
+            data_dirs=data_dirs,
             max_new_tokens=settings.max_new_tokens,
             batch_size=settings.batch_size,
             threads=args.threads,
@@ -205,7 +205,6 @@ def _task(args: argparse.Namespace) -> Any:
 
 
 def cmd_tune(args: argparse.Namespace) -> None:
-    from softeval.data.tasks import load_task
     from softeval.engine.softprompt import TuneConfig
     from softeval.jobs.tune import TuneUnit, run_tunes
 
@@ -213,8 +212,8 @@ def cmd_tune(args: argparse.Namespace) -> None:
         raise InputError("tune: give as many --data and --out-dir folders as --task names, in the same order")
     config = TuneConfig.parse(args.settings, "tune")
     units = [
-        TuneUnit(load_task(args.task_dir, task), Path(data), Path(out))
-        for task, data, out in zip(args.task, args.data, args.out_dir, strict=True)
+        TuneUnit(task, Path(data), Path(out))
+        for task, data, out in zip(_tasks(args.task_dir, args.task), args.data, args.out_dir, strict=True)
     ]
     run_tunes(model=args.model, model_options=_model_options(args), units=units, config=config, threads=args.threads)
 

@@ -69,7 +69,7 @@ def aggregate_scores(
         row["llm_judged"] = float((verdicts["judge"] != "rule").mean()) if "judge" in verdicts else 0.0
         for prefix in ("lm_eval", "options"):  # the harness's scores; acc / acc_norm over our continuations
             if prefix in verdicts:
-                harness = pd.DataFrame([v if isinstance(v, dict) else {} for v in verdicts[prefix]])
+                harness = pd.DataFrame(list(verdicts[prefix]))
                 for name in harness.columns:
                     harness_columns[f"{prefix}:{name}"] = None
                     row[f"{prefix}:{name}"] = float(harness[name].astype(bool).mean())

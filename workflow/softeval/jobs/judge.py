@@ -76,9 +76,9 @@ def run_judge(
                     "mentions_gold": verdict.knowledge,
                     "knowledge_from": "loglik",
                 }
-            if task.harness:
-                record["lm_eval"] = harness_scores(task, example, row["response"])
-                if options is not None:
-                    record["options"] = option_scores(task, example, options[k])
+            if lm_eval := harness_scores(task, example, row["response"]):
+                record["lm_eval"] = lm_eval
+            if options is not None and (option_metrics := option_scores(task, example, options[k])):
+                record["options"] = option_metrics
             scored.append(record)
         atomic_write_jsonl(out, scored)
