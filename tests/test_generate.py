@@ -8,7 +8,7 @@ import torch
 
 from softeval.data.answers import cut_at_stop
 from softeval.data.splits import task_examples
-from softeval.engine.generate import generate_greedy, stop_string_seen, tail_window
+from softeval.engine.generate import Until, generate_greedy, stop_string_seen, tail_window
 from softeval.engine.methods import ChatWrap, build_prompts, few_shot_examples
 from softeval.zoo.corpus import tokenizer_corpus
 from softeval.zoo.tokenizer import train_tokenizer
@@ -73,6 +73,54 @@ def test_length_limit_and_bad_limit(setup):
     assert g.new_tokens <= 3 and (g.stop_reason == "length") == (g.new_tokens == 3)
     with pytest.raises(ValueError):
         generate_greedy(model, tokenizer, prompts[:1], max_new_tokens=0)
+
+
+@pytest.fixture(scope="module")
+def chaotic(setup):
+    """A random model with its weights scaled up: varied outputs, so stop strings do fire."""
+    _, tokenizer, prompts = setup
+    torch.manual_seed(1)
+    model = build_model({"arch": "llama", "layers": 2, "width": 32, "heads": 2}, tokenizer).eval()
+    with torch.no_grad():
+        for parameter in model.parameters():
+            parameter.mul_(4.0)
+    return model, tokenizer, prompts
+
+
+READINGS = [
+    # (softeval's stops and budget, the second reading's): a longer second budget, one that stops
+    # at strings softeval's never does, a shorter one, and one whose stops are a subset.
+    ((("\n\n\n",), 6), Until(("\n", ".", ","), 14)),
+    ((("\n",), 16), Until((">",), 4)),
+    (((".", ","), 12), Until((",",), 12)),
+]
+
+
+@pytest.mark.parametrize("vectors", [None, VECTORS], ids=["plain", "soft-prompt"])
+@pytest.mark.parametrize(("first", "also"), READINGS)
+def test_a_second_reading_equals_a_run_with_its_own_stops_and_budget(chaotic, vectors, first, also):
+    """One pass, two readings (softeval's response and lm-evaluation-harness's): each is exactly
+    what generation with its stops and budget alone gives, batched or not, cached or not."""
+    model, tokenizer, prompts = chaotic
+    stops, budget = first
+    both = generate_greedy(
+        model, tokenizer, prompts, vectors=vectors, stops=stops, max_new_tokens=budget, batch_size=3, also=also
+    )
+    alone = generate_greedy(model, tokenizer, prompts, vectors=vectors, stops=stops, max_new_tokens=budget)
+    other = generate_greedy(
+        model, tokenizer, prompts, vectors=vectors, stops=also.stops, max_new_tokens=also.max_new_tokens
+    )
+    assert [g.text for g in both] == [g.text for g in alone]
+    assert [(g.stop_reason, g.new_tokens) for g in both] == [(g.stop_reason, g.new_tokens) for g in alone]
+    assert [g.also_text for g in both] == [g.text for g in other]
+    for kwargs in ({"batch_size": 1}, {"batch_size": 4, "use_cache": False}):
+        again = generate_greedy(
+            model, tokenizer, prompts, vectors=vectors, stops=stops, max_new_tokens=budget, also=also, **kwargs
+        )
+        assert again == both
+    assert all(g.also_text is None for g in alone)
+    assert {g.stop_reason for g in other} == {"stop", "length"}  # both ends of the second reading occur
+    assert any(g.text != g.also_text for g in both)
 
 
 @pytest.mark.parametrize("vectors", [None, VECTORS], ids=["plain", "soft-prompt"])

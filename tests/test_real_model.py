@@ -29,6 +29,7 @@ from softeval.engine.loglik import score_options
 from softeval.engine.methods import ChatWrap, build_prompts, response_target
 from softeval.engine.models import ModelOptions, load_model, model_identity
 from softeval.engine.softprompt import TuneConfig, answer_loss, export_peft, tune
+from softeval.jobs.generate import harness_reading
 from tests.conftest import ROOT
 from tests.test_loglik import reference_loglik
 
@@ -132,6 +133,45 @@ def test_plain_generation_equals_hugging_face_generate(smol, data):
         assert mine.text == theirs
         if mine.stop_reason == "length":
             assert mine.new_tokens == len(new) == 32
+
+
+LONG_PROMPT = "Question: Write the numbers from 1 to 400, separated by commas.\nAnswer: 1, 2, 3, 4, 5,"
+
+
+def test_the_harness_response_is_what_lm_evaluation_harness_generates(model_dir, smol, data):
+    """GSM8K few-shot prompts and one whose continuation runs past 256 tokens. softeval's response
+    ends at its own stops or budget (300); the harness's reading (the task's harness_generation: its
+    stop strings, 256 tokens) is what the harness returns: the first 256 tokens of transformers'
+    greedy generate, decoded and cut, and HFLM.generate_until itself where lm_eval is installed."""
+    model, tokenizer = smol
+    task = load_task(TASK_DIR, "gsm8k")
+    spec = task.harness_generation
+    assert spec.max_gen_toks == 256
+    shots = build_prompts(task, "few_shot", examples(data, "gsm8k")[:2], examples(data, "gsm8k", "train")[:2])
+    prompts = [*shots.prompts, LONG_PROMPT]
+    ours = generate_greedy(
+        model, tokenizer, prompts, stops=task.stop, max_new_tokens=300, batch_size=2, also=harness_reading(task)
+    )
+    long = ours[-1]
+    assert (long.stop_reason, long.new_tokens) == ("length", 300)
+    assert long.text.startswith(long.also_text) and len(long.text) > len(long.also_text)
+    ids = tokenizer(LONG_PROMPT, return_tensors="pt")
+    with torch.no_grad():
+        full = model.generate(**ids, do_sample=False, max_new_tokens=256, pad_token_id=tokenizer.pad_token_id)
+    new = full[0, ids["input_ids"].shape[1] :].tolist()
+    assert len(new) == 256
+    assert long.also_text == cut_at_stop(tokenizer.decode(new, skip_special_tokens=True), spec.until)
+
+    pytest.importorskip("lm_eval", reason='needs lm-evaluation-harness: pip install -e ".[test]" (make venv-test)')
+    from lm_eval.api.instance import Instance
+    from lm_eval.models.huggingface import HFLM
+
+    harness = HFLM(pretrained=str(model_dir), device="cpu", batch_size=1, dtype="float32")
+    kwargs = {"until": list(spec.until), "do_sample": False, "temperature": 0.0}
+    requests = [
+        Instance(request_type="generate_until", doc={}, arguments=(prompt, dict(kwargs)), idx=0) for prompt in prompts
+    ]
+    assert [g.also_text for g in ours] == harness.generate_until(requests, disable_tqdm=True)
 
 
 @pytest.mark.parametrize("soft", [False, True], ids=["plain", "soft-prompt"])
@@ -245,6 +285,11 @@ def test_the_real_small_config_runs_end_to_end_with_comparable_columns(real_run)
     assert scores.loc[scores["task"] == "nq_open", "lm_eval:exact_match,remove_whitespace"].notna().all()
     assert scores.loc[scores["task"] == "commonsense_qa", "options:acc"].notna().all()
     assert "lm_eval:acc" not in scores.columns  # over our continuations, not the harness's number
+    for task in ("math500", "nq_open"):  # the harness's reading of every response, beside softeval's
+        files = sorted((real_run / "generations").glob(f"*/*/{task}/*.jsonl"))
+        assert files and all("harness_response" in row for path in files for row in rows(path))
+    files = sorted((real_run / "generations").glob("*/*/commonsense_qa/*.jsonl"))
+    assert files and not any("harness_response" in row for path in files for row in rows(path))
     pilot = "Pilot run: a seeded sample of the test split, the same for every model and method"
     for name in ("swap_distance", "score_gap", "knowledge_format", "unit_checks", "claims"):
         assert pilot in (real_run / "tables" / f"{name}.md").read_text()

@@ -152,7 +152,11 @@ def test_gsm8k_harness_filters_as_the_harness_defines_them(gsm8k):
     ]
     strict, flexible = gsm8k.harness
     assert harness_filter("no number here", strict) == INVALID
-    assert harness_filter("It is 1,600.\nQuestion: next 7", flexible) == "1,600."
+    assert harness_filter("It is 1,600.\nQuestion: next 7", flexible) == "7"  # filters only: no cut
+    assert harness_scores(gsm8k, {**MIMI, "solution": "#### 1600"}, "It is 1,600.\nQuestion: next 7") == {
+        "exact_match,strict-match": False,
+        "exact_match,flexible-extract": True,  # cut at the harness's "Question:" first
+    }
     assert harness_scores(gsm8k, {**MIMI, "solution": "... #### 1,600"}, "so #### 1600.")["exact_match,strict-match"]
     assert harness_scores(gsm8k, MIMI, " 48 / 3 = 16 seashells")["exact_match,flexible-extract"]
 
@@ -185,6 +189,33 @@ def test_math_verify_is_the_harness_score_for_math500():
     example = {"answer": "\\frac{3}{4}", "solution": "So $\\boxed{\\frac{3}{4}}$."}
     assert harness_scores(math, example, " Hence $\\boxed{0.75}$.") == {"math_verify": True}
     assert harness_scores(math, example, " Hence $\\boxed{0.7}$.") == {"math_verify": False}
+
+
+def test_the_judge_scores_the_harness_columns_from_the_harnesss_own_response(tmp_path, gsm8k):
+    """softeval's response stopped at a blank-line run; the harness's ran on to a second "####"
+    (flexible-extract takes the last number). A file without harness_response is named, not guessed."""
+    from softeval.jobs.judge import run_judge
+
+    data = tmp_path / "data"
+    prepare_task(gsm8k, data, source="mirror", mirror=FIXTURES)
+    test = [dict(row) for row in load_split(data, "test")]
+    gold = test[0]["answer"]
+    rows = [
+        {"id": ex["id"], "method": "zero_shot", "step": None, "response": f" So\n#### {gold}", "harness_response": ""}
+        for ex in test
+    ]
+    rows[0]["harness_response"] = f" So\n#### {gold}\n\n\n\nThen 2 + 2 = 4\n#### 4"
+    generations, out = tmp_path / "gen.jsonl", tmp_path / "scores.jsonl"
+    generations.write_text("".join(json.dumps(r) + "\n" for r in rows))
+    run_judge(task=gsm8k, data_dir=data, settings="rule", generations=[generations], logliks=[], outs=[out])
+    first = json.loads(out.read_text().splitlines()[0])
+    assert first["strict"] is True  # softeval's response
+    assert first["lm_eval"] == {"exact_match,strict-match": True, "exact_match,flexible-extract": False}
+    for row in rows:
+        del row["harness_response"]
+    generations.write_text("".join(json.dumps(r) + "\n" for r in rows))
+    with pytest.raises(InputError, match=r"gen\.jsonl: row .* has no harness_response .* delete the file"):
+        run_judge(task=gsm8k, data_dir=data, settings="rule", generations=[generations], logliks=[], outs=[out])
 
 
 def test_aggregate_adds_the_harness_columns_and_the_pilot_note(tmp_path):
@@ -387,6 +418,28 @@ def test_math_knowledge_searches_beyond_the_last_box():
     assert mentions("the answer is 1/2, but to be safe \\boxed{3}", "\\frac{1}{2}", "math")
     assert mentions("we get $\\frac{1}{2}$ and then \\boxed{3}", "\\frac12", "math")
     assert not mentions("11/23 and \\boxed{3}", "\\frac{1}{2}", "math")
+
+
+@pytest.mark.parametrize(
+    ("response", "gold", "same"),
+    [
+        ("3\\sqrt2", "\\sqrt{18}", True),  # symbolic: math-verify
+        ("x^2+1", "1+x^2", True),
+        ("\\left( 3, \\frac{\\pi}{2} \\right)", "(3,\\pi/2)", True),
+        ("0.75", "\\dfrac{3}{4}", True),  # numeric, as before
+        ("2\\sqrt2", "\\sqrt{18}", False),
+        ("x^2-1", "1+x^2", False),
+        ("4", "3", False),
+        ("\\frac{", "\\sqrt{18}", False),  # unreadable LaTeX: not equal, no error
+    ],
+)
+def test_math_strict_accepts_symbolically_equal_answers(response, gold, same):
+    from softeval.data.answers import same_answer
+
+    assert same_answer(response, gold, "math") is same
+    math = load_task(TASK_DIR, "math500")
+    verdict = RuleJudge().judge(math, [{"answer": gold, "question": "?"}], [f" So $\\boxed{{{response}}}$."])[0]
+    assert verdict.strict is same
 
 
 @pytest.mark.parametrize(

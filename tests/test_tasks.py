@@ -94,6 +94,27 @@ def test_task_unknown_field_names_it(tmp_path):
     assert "unknown key 'prompt.stops'" in message
 
 
+EXACT = {"name": "exact_match,strict-match", "metric": "exact_match", "regex": "#### (\\d+)"}
+
+
+def test_a_harness_score_read_from_a_response_needs_the_harnesss_generation(tmp_path):
+    message = _broken_task(tmp_path, lambda d: d.update(harness=[EXACT]))
+    assert "field 'harness_generation' is missing" in message and "exact_match,strict-match" in message
+    message = _broken_task(tmp_path, lambda d: d.update(harness_generation={"until": ["Question:"]}))
+    assert "field 'harness_generation' is given but no harness score reads a response" in message
+    # the stops moved from each score to the task (the harness's generation_kwargs are per task)
+    message = _broken_task(tmp_path, lambda d: d.update(harness=[{**EXACT, "until": ["Question:"]}]))
+    assert "unknown key 'harness[0].until'" in message
+
+
+def test_harness_generation_defaults_to_hflms_256_tokens(tmp_path):
+    data = yaml.safe_load((TASK_DIR / "world_numeric.yaml").read_text())
+    data.update(harness=[EXACT], harness_generation={"until": ["Question:"]})
+    (tmp_path / "world_numeric.yaml").write_text(yaml.safe_dump(data))
+    spec = load_task(tmp_path, "world_numeric").harness_generation
+    assert (spec.until, spec.max_gen_toks) == (("Question:",), 256)
+
+
 def test_task_bad_regex_names_it(tmp_path):
     message = _broken_task(tmp_path, lambda d: d["format"].update(pattern="(#### "))
     assert "field 'format.pattern' is not a valid regular expression" in message

@@ -7,7 +7,8 @@ Answer types (a task file's `answer.type`):
           punctuation deleted ("D.C." = "DC", "Schindler's" = "Schindlers"); a hyphen or other
           mark read as a space also counts ("Guinea-Bissau" = "Guinea Bissau");
   math    LaTeX-aware: \\dfrac = \\frac, \\left/\\right, spacing, units, degrees, "x =",
-          and numeric equality of fractions and decimals (MATH);
+          numeric equality of fractions and decimals, and else symbolic equivalence by
+          math-verify (\\sqrt{18} = 3\\sqrt2, 1+x^2 = x^2+1) (MATH);
   choice  lettered options (closed tasks compare option texts as `text`).
 """
 
@@ -58,11 +59,25 @@ def same_answer(a: str, b: str, answer_type: str) -> bool:
         if left == right:
             return bool(left)
         x, y = math_value(left), math_value(right)
-        return x is not None and x == y
+        if x is not None and y is not None:
+            return x == y
+        return bool(left) and bool(right) and math_equivalent(a, b)
     wanted = normalize(b, answer_type)
     if answer_type == "span" and normalize(a, "text") and _spaced_span(a) == _spaced_span(b):
         return True  # "Guinea Bissau" for "Guinea-Bissau": the mark read as a space
     return bool(wanted) and normalize(a, answer_type) == wanted
+
+
+def math_equivalent(answer: str, gold: str) -> bool:
+    """Symbolic equivalence of two LaTeX answers by math-verify (the harness's math_verify):
+    \\sqrt{18} = 3\\sqrt2, 1+x^2 = x^2+1, tuples and sets in any written form. Unparsable
+    LaTeX (or math-verify's own time limit) is not equivalent."""
+    from math_verify import parse, verify
+
+    try:
+        return bool(verify(gold=parse(f"${gold}$"), target=parse(f"${answer}$")))
+    except Exception:  # math-verify raises on LaTeX it cannot read: not shown equal
+        return False
 
 
 def _spaced_span(text: str) -> str:

@@ -26,6 +26,15 @@ LAST_BOXED = "last_boxed"  # answer.extract: the last balanced \\boxed{} (braces
 TRAIN_MAX = "train_max"  # prompt.max_new_tokens: fit the longest train target (worked solutions)
 OPTIONS_MAX = "options_max"  # prompt.max_new_tokens: fit the longest option of the test split (closed tasks)
 TARGET_FIELDS = ("answer", "letter", "solution")
+HARNESS_GENERATION_METRICS = ("exact_match", "math_verify")  # scored from a response (the rest: likelihoods)
+
+
+@dataclass(frozen=True)
+class HarnessGeneration:
+    """lm-evaluation-harness's generation_kwargs for its task: where its greedy response ends."""
+
+    until: tuple[str, ...]
+    max_gen_toks: int = 256  # HFLM's default budget, in the model's tokens
 
 
 @dataclass(frozen=True)
@@ -47,6 +56,7 @@ class Task:
     extract_pattern: re.Pattern[str] | None  # None: the last balanced \\boxed{} (answer.extract: last_boxed)
     answer_type: str
     harness: tuple[dict[str, Any], ...] = ()  # lm-evaluation-harness's scores (softeval.judges.harness)
+    harness_generation: HarnessGeneration | None = None  # where the harness's own response ends
     cost: dict[str, Any] | None = None  # planning figures for `softeval plan-cost` only (never read by evaluation)
 
     @property
@@ -224,6 +234,7 @@ def _build(data: dict[str, Any], path: Path) -> Task:
         for key, regex in patterns.items():
             if regex is not None:
                 _compile(regex, f"harness[{index}].{key}", fail)
+    harness_generation = _harness_generation(data, fail)
     extract = None
     if data["answer"]["extract"] != LAST_BOXED:
         extract = _compile(data["answer"]["extract"], "answer.extract", fail)
@@ -249,8 +260,26 @@ def _build(data: dict[str, Any], path: Path) -> Task:
         extract_pattern=extract,
         answer_type=data["answer"]["type"],
         harness=tuple(data.get("harness", [])),
+        harness_generation=harness_generation,
         cost=data.get("cost"),
     )
+
+
+def _harness_generation(data: dict[str, Any], fail: Any) -> HarnessGeneration | None:
+    """The harness's stop strings and budget, present exactly when a harness score reads a response."""
+    scored_from_text = [m["name"] for m in data.get("harness", []) if m["metric"] in HARNESS_GENERATION_METRICS]
+    given = data.get("harness_generation")
+    if scored_from_text and given is None:
+        raise fail(
+            "harness_generation",
+            f"is missing; harness scores {', '.join(scored_from_text)} read the harness's own response: "
+            "copy its generation_kwargs (until, max_gen_toks) from the harness's task YAML",
+        )
+    if given is None:
+        return None
+    if not scored_from_text:
+        raise fail("harness_generation", "is given but no harness score reads a response (exact_match, math_verify)")
+    return HarnessGeneration(tuple(given["until"]), int(given.get("max_gen_toks", 256)))
 
 
 def _check_template(template: str, key: str, fields: tuple[str, ...], fail: Any) -> None:

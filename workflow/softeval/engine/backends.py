@@ -14,7 +14,7 @@ from typing import Any, ClassVar, Protocol
 
 import torch
 
-from softeval.engine.generate import Generation, generate_greedy, stop_token_ids
+from softeval.engine.generate import Generation, Until, generate_greedy, stop_token_ids
 from softeval.engine.methods import ChatWrap
 from softeval.engine.models import ModelOptions, load_model
 from softeval.schema import InputError
@@ -46,8 +46,10 @@ class GenerationBackend(Protocol):
         max_new_tokens: int,
         shared_prefix: str | None,
         stop_ids: Sequence[int] = (),
+        also: Until | None = None,
     ) -> list[Generation]:
-        """`stop_ids`: end-of-turn tokens beyond the model's EOS (a chat template's)."""
+        """`stop_ids`: end-of-turn tokens beyond the model's EOS (a chat template's); `also`: a
+        second reading of each continuation (another tool's stops and budget), in `also_text`."""
         ...
 
 
@@ -81,6 +83,7 @@ class HFBackend:
         max_new_tokens: int,
         shared_prefix: str | None,
         stop_ids: Sequence[int] = (),
+        also: Until | None = None,
     ) -> list[Generation]:
         return generate_greedy(
             model,
@@ -92,6 +95,7 @@ class HFBackend:
             batch_size=self.batch_size,
             shared_prefix=shared_prefix,
             stop_ids=stop_ids,
+            also=also,
         )
 
 
@@ -122,9 +126,10 @@ class VLLMBackend:
         max_new_tokens: int,
         shared_prefix: str | None,
         stop_ids: Sequence[int] = (),
+        also: Until | None = None,
     ) -> list[Generation]:
         eos_ids = stop_token_ids(model, tokenizer) | set(stop_ids)
-        return model.generate(prompts, vectors, stops, max_new_tokens, eos_ids)
+        return model.generate(prompts, vectors, stops, max_new_tokens, eos_ids, also)
 
 
 BACKENDS: dict[str, Callable[[GenerateSettings], GenerationBackend]] = {"hf": HFBackend, "vllm": VLLMBackend}

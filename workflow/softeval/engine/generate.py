@@ -4,6 +4,11 @@ The soft prompt sits right before each row's query (after its padding) and posit
 the attention mask, so a row's output does not depend on what it is batched with. A row
 that stops (EOS, a stop string, or the token limit) leaves the batch and its KV cache rows
 are dropped: finished rows cost nothing.
+
+A second reading (`also`: another tool's stop strings and token budget, lm-evaluation-harness's
+for the lm_eval columns) keeps a row going until both readings have ended, so one greedy pass
+gives softeval's response and the other tool's, each exactly as a run with its own stops alone
+would (greedy decoding: the longer run only extends the shorter one).
 """
 
 from __future__ import annotations
@@ -29,6 +34,16 @@ class Generation:
     prompt_tokens: int
     new_tokens: int
     truncated: int = 0  # prompt tokens cut from the left to fit the context (softeval.engine.context)
+    also_text: str | None = None  # the same continuation read with `also`'s stops and budget
+
+
+@dataclass(frozen=True)
+class Until:
+    """Where a reading of a greedy continuation ends: at the first of `stops` (cut before it), at
+    the model's EOS, or after `max_new_tokens` tokens."""
+
+    stops: tuple[str, ...]
+    max_new_tokens: int
 
 
 @torch.no_grad()
@@ -43,25 +58,27 @@ def generate_greedy(
     use_cache: bool = True,
     shared_prefix: str | None = None,
     stop_ids: Iterable[int] = (),
+    also: Until | None = None,
 ) -> list[Generation]:
     """Greedy continuations of `prompts`, cut at the first stop string.
 
     With `shared_prefix` (text every prompt starts with) and the KV cache on, the prefix and
     the soft prompt before it are encoded once and their cache is reused for every batch.
     `stop_ids`: end-of-turn tokens beyond the model's EOS (a chat template's, ChatWrap.end_of_turn).
+    `also`: a second reading of each continuation (Generation.also_text).
     """
-    if max_new_tokens < 1:
+    if max_new_tokens < 1 or (also is not None and also.max_new_tokens < 1):
         raise ValueError("max_new_tokens must be at least 1")
-    limit = prompt_limit(model, 0 if vectors is None else vectors.shape[0], max_new_tokens)
+    readings = [Until(tuple(stops), max_new_tokens), *([also] if also is not None else [])]
+    reserved = max(reading.max_new_tokens for reading in readings)
+    limit = prompt_limit(model, 0 if vectors is None else vectors.shape[0], reserved)
     kept = [keep_last(tokenizer(prompt)["input_ids"], limit) for prompt in prompts]
     rows = [ids for ids, _ in kept]
     prefix = encode_prefix(model, tokenizer, rows, vectors, shared_prefix) if use_cache and shared_prefix else None
     eos_ids = stop_token_ids(model, tokenizer) | set(stop_ids)
 
     def run(chunk: Sequence[list[int]]) -> list[Generation]:
-        return _generate_chunk(
-            model, tokenizer, list(chunk), vectors, prefix, stops, max_new_tokens, use_cache, eos_ids
-        )
+        return _generate_chunk(model, tokenizer, list(chunk), vectors, prefix, readings, use_cache, eos_ids)
 
     generations = in_batches(rows, batch_size, run, "generate")
     return [replace(g, truncated=cut) if cut else g for g, (_, cut) in zip(generations, kept, strict=True)]
@@ -201,34 +218,39 @@ def _generate_chunk(
     rows: list[list[int]],
     vectors: torch.Tensor | None,
     prefix: Prefix | None,
-    stops: Sequence[str],
-    max_new_tokens: int,
+    readings: list[Until],
     use_cache: bool,
     eos_ids: set[int],
 ) -> list[Generation]:
+    """Each row's continuation, read once per reading; a row leaves the batch when all have ended."""
     next_logits, mask, positions, embeds, cache = _prefill(
         model, rows, vectors, prefix, tokenizer.pad_token_id, use_cache
     )
     prompt_tokens = [len(row) for row in rows]
-    window = tail_window(stops)
+    windows = [tail_window(reading.stops) for reading in readings]
     new_ids: list[list[int]] = [[] for _ in rows]
-    results: list[Generation | None] = [None] * len(rows)
+    ended: list[list[Generation | None]] = [[None] * len(readings) for _ in rows]
     active = list(range(len(rows)))  # original row of each live batch row
-    for step in range(max_new_tokens):
+    for _ in range(max(reading.max_new_tokens for reading in readings)):
         tokens = next_logits.argmax(dim=-1)
         chosen = tokens.tolist()
         keep = []
         for live, row in enumerate(active):
-            token = chosen[live]
+            token, ids, done = chosen[live], new_ids[row], ended[row]
             if token in eos_ids:
-                results[row] = _finish(tokenizer, new_ids[row], "eos", prompt_tokens[row], stops)
+                for r, reading in enumerate(readings):
+                    if done[r] is None:
+                        done[r] = _finish(tokenizer, ids, "eos", prompt_tokens[row], reading.stops)
                 continue
-            new_ids[row].append(token)
-            if stop_string_seen(tokenizer, new_ids[row], stops, window):
-                results[row] = _finish(tokenizer, new_ids[row], "stop", prompt_tokens[row], stops)
-            elif step == max_new_tokens - 1:
-                results[row] = _finish(tokenizer, new_ids[row], "length", prompt_tokens[row], stops)
-            else:
+            ids.append(token)
+            for r, reading in enumerate(readings):
+                if done[r] is not None:
+                    continue
+                if stop_string_seen(tokenizer, ids, reading.stops, windows[r]):
+                    done[r] = _finish(tokenizer, ids, "stop", prompt_tokens[row], reading.stops)
+                elif len(ids) == reading.max_new_tokens:
+                    done[r] = _finish(tokenizer, ids, "length", prompt_tokens[row], reading.stops)
+            if any(generation is None for generation in done):
                 keep.append(live)
         if not keep:
             break
@@ -254,7 +276,14 @@ def _generate_chunk(
                 inputs_embeds=embeds, attention_mask=mask, position_ids=positions, use_cache=False, logits_to_keep=1
             )
         next_logits = step_out.logits[:, -1]
-    return [r for r in results if r is not None]
+    return [_combined(done) for done in ended]
+
+
+def _combined(done: list[Generation | None]) -> Generation:
+    """The first reading's generation, with the second reading's text beside it."""
+    first, *others = done
+    assert first is not None and all(other is not None for other in others)  # every reading ends by its budget
+    return replace(first, also_text=others[0].text) if others else first
 
 
 def _finish(tokenizer: Any, ids: list[int], reason: str, prompt_tokens: int, stops: Sequence[str]) -> Generation:

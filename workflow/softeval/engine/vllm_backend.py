@@ -8,20 +8,23 @@ generator builds. Prompt embeddings are switched on only in an engine that takes
 (vLLM's `enable_prompt_embeds` changes how it schedules every request). Prompts too long for
 the engine's `max_model_len` beside the soft prompt and the token budget keep their end, as on
 the Hugging Face path (softeval.engine.context), instead of failing the whole call.
-Greedy decoding, the task's stop strings and the model's end-of-turn ids. The Hugging Face
+Greedy decoding, the task's stop strings and the model's end-of-turn ids; a second reading
+(`also`, lm-evaluation-harness's stops and budget) is a second request per prompt, which vLLM's
+prefix cache makes cheap (greedy: the same continuation, read to other ends). The Hugging Face
 backend stays the reference: tests/test_vllm.py compares the two where vLLM and a GPU exist.
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import replace
 from typing import Any
 
 import torch
 
 from softeval.engine.context import keep_last, prompt_limit
 from softeval.engine.embeddings import load_input_embeddings
-from softeval.engine.generate import Generation
+from softeval.engine.generate import Generation, Until
 from softeval.engine.models import ModelOptions, check_reference
 from softeval.schema import InputError
 
@@ -77,10 +80,12 @@ class VLLMModel:
         stops: Sequence[str],
         max_new_tokens: int,
         eos_ids: set[int],
+        also: Until | None = None,
     ) -> list[Generation]:
         from vllm import SamplingParams
 
-        limit = prompt_limit(self, 0 if vectors is None else vectors.shape[0], max_new_tokens)
+        reserved = max(max_new_tokens, also.max_new_tokens if also is not None else 0)
+        limit = prompt_limit(self, 0 if vectors is None else vectors.shape[0], reserved)
         kept = [keep_last(self.tokenizer(prompt)["input_ids"], limit) for prompt in prompts]
         rows = [ids for ids, _ in kept]
         if vectors is None:
@@ -94,15 +99,24 @@ class VLLMModel:
                     {"prompt_embeds": torch.cat([vectors.to(embed.weight.dtype), embed(torch.tensor(row))], dim=0)}
                     for row in rows
                 ]
-        params = SamplingParams(
-            temperature=0.0,
-            max_tokens=max_new_tokens,
-            stop=list(stops),
-            stop_token_ids=sorted(eos_ids),
-            skip_special_tokens=True,
-        )
-        outputs = self.llm.generate(inputs, params, use_tqdm=False)
-        return [_generation(out.outputs[0], len(row), cut) for out, (row, cut) in zip(outputs, kept, strict=True)]
+
+        def read(reading: Until) -> list[Any]:
+            params = SamplingParams(
+                temperature=0.0,
+                max_tokens=reading.max_new_tokens,
+                stop=list(reading.stops),
+                stop_token_ids=sorted(eos_ids),
+                skip_special_tokens=True,
+            )
+            return [out.outputs[0] for out in self.llm.generate(inputs, params, use_tqdm=False)]
+
+        first = [
+            _generation(c, len(row), cut)
+            for c, (row, cut) in zip(read(Until(tuple(stops), max_new_tokens)), kept, strict=True)
+        ]
+        if also is None:
+            return first
+        return [replace(g, also_text=c.text) for g, c in zip(first, read(also), strict=True)]
 
 
 def _generation_config(ref: str, common: dict[str, Any]) -> Any:

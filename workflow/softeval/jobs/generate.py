@@ -9,6 +9,7 @@ from typing import Any
 from softeval.data.splits import load_split
 from softeval.data.tasks import OPTIONS_MAX, TRAIN_MAX, Task
 from softeval.engine.backends import backend_for
+from softeval.engine.generate import Until
 from softeval.engine.methods import ChatWrap, response_target
 from softeval.jobs.common import RowMaker, Unit, run_method_job
 from softeval.settings import GenerateSettings
@@ -28,6 +29,13 @@ def generation_budget(task: Task, tokenizer: Any, data_dir: Path, chat: ChatWrap
     targets = [response_target(text, chat) for text in texts]
     longest = max(len(ids) for ids in tokenizer(targets, add_special_tokens=False)["input_ids"])
     return math.ceil(longest * 1.1)
+
+
+def harness_reading(task: Task) -> Until | None:
+    """lm-evaluation-harness's end of the same greedy continuation (its stop strings and token
+    budget), for tasks whose lm_eval columns score a response; None for the others."""
+    spec = task.harness_generation
+    return Until(spec.until, spec.max_gen_toks) if spec is not None else None
 
 
 def generation_rows(settings: GenerateSettings, data_dir: Path) -> RowMaker:
@@ -51,6 +59,7 @@ def generation_rows(settings: GenerateSettings, data_dir: Path) -> RowMaker:
             max_new_tokens=budget(tokenizer, unit),
             shared_prefix=unit.prompts.shared_prefix,
             stop_ids=unit.prompts.chat.end_of_turn if unit.prompts.chat else (),
+            also=harness_reading(unit.task),
         )
         return [
             {
@@ -63,6 +72,7 @@ def generation_rows(settings: GenerateSettings, data_dir: Path) -> RowMaker:
                 "prompt_tokens": g.prompt_tokens,
                 "new_tokens": g.new_tokens,
                 **({"prompt_truncated": g.truncated} if g.truncated else {}),
+                **({"harness_response": g.also_text} if g.also_text is not None else {}),
             }
             for (example, prompt), g in zip(chunk, generations, strict=True)
         ]

@@ -32,6 +32,17 @@ def read_rows(path: Path, ids: list[str], what: str) -> list[dict[str, Any]]:
     return rows
 
 
+def harness_response(row: dict[str, Any], path: Path) -> str:
+    """The harness's reading of the row's continuation, which its lm_eval columns score."""
+    if "harness_response" not in row:
+        raise InputError(
+            f"{path}: row {row.get('id')!r} has no harness_response (generated before softeval recorded "
+            "lm-evaluation-harness's own response, or by another tool); delete the file so the workflow "
+            "regenerates it"
+        )
+    return row["harness_response"]
+
+
 def run_judge(
     *,
     task: Task,
@@ -76,8 +87,8 @@ def run_judge(
                     "mentions_gold": verdict.knowledge,
                     "knowledge_from": "loglik",
                 }
-            if lm_eval := harness_scores(task, example, row["response"]):
-                record["lm_eval"] = lm_eval
+            if task.harness_generation is not None:
+                record["lm_eval"] = harness_scores(task, example, harness_response(row, generation_path))
             if options is not None and (option_metrics := option_scores(task, example, options[k])):
                 record["options"] = option_metrics
             scored.append(record)

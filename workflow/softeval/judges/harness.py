@@ -2,10 +2,12 @@
 
 A task file's `harness:` list names the scores lm-evaluation-harness reports for its task of
 the same name and how it computes them (its filters and exact_match options, as data), so a
-user can put softeval's numbers next to published ones. Greedy generation is deterministic,
-so cutting a response at the harness's stop strings (`until`) gives what the harness's own
-generation would have returned for the same prompt. What still differs (the prompt) is named
-per task in README.md. The likelihood metrics (acc, acc_norm) are computed over softeval's own
+user can put softeval's numbers next to published ones. They score the harness's own response:
+the same greedy continuation read to the harness's ends (the task's `harness_generation`: its
+stop strings and its token budget in the model's tokens), which the generate job records as
+`harness_response` beside softeval's response (greedy decoding is deterministic, so this is what
+the harness's own generation returns for the same prompt). What still differs (the prompt) is
+named per task in README.md. The likelihood metrics (acc, acc_norm) are computed over softeval's own
 prompt and continuation, which the harness does not score, so they go under their own name
 ("options:<name>"), never "lm_eval:<name>".
 """
@@ -23,9 +25,8 @@ INVALID = "[invalid]"  # what the harness's regex filter returns when nothing ma
 _PUNCTUATION = str.maketrans("", "", string.punctuation)
 
 
-def harness_filter(response: str, metric: dict[str, Any]) -> str:
-    """The response after the harness's generation stops and filters (regex, take_first, whitespace)."""
-    text = cut_at_stop(response, metric.get("until", ()))
+def harness_filter(text: str, metric: dict[str, Any]) -> str:
+    """The harness's response after its filters (regex, take_first, whitespace)."""
     if metric.get("regex"):
         matches = re.findall(metric["regex"], text)
         if not matches:
@@ -78,20 +79,23 @@ def option_choice(options_row: dict[str, Any], normalized: bool) -> int:
 LIKELIHOOD_METRICS = ("acc", "acc_norm")
 
 
-def harness_scores(task: Task, example: dict[str, Any], response: str) -> dict[str, bool]:
-    """One example's scores computed from the response as lm-evaluation-harness computes them,
-    by the names the harness reports them under (columns "lm_eval:<name>")."""
+def harness_scores(task: Task, example: dict[str, Any], harness_response: str) -> dict[str, bool]:
+    """One example's scores computed from the harness's response as lm-evaluation-harness computes
+    them, by the names the harness reports them under (columns "lm_eval:<name>"). The text is cut
+    at the harness's stop strings again (a no-op on a recorded harness_response), so any text
+    may be given."""
+    if task.harness_generation is None:
+        return {}  # likelihood metrics only: option_scores
+    text = cut_at_stop(harness_response, task.harness_generation.until)
     scores = {}
     for metric in task.harness:
         kind = metric["metric"]
         if kind in LIKELIHOOD_METRICS:
             continue  # option_scores: over softeval's prompt and continuation, not the harness's
         if kind == "math_verify":
-            scores[metric["name"]] = math_verified(
-                cut_at_stop(response, metric.get("until", ())), golds(example, "solution")[0]
-            )
+            scores[metric["name"]] = math_verified(text, golds(example, "solution")[0])
         else:
-            prediction = harness_filter(response, metric)
+            prediction = harness_filter(text, metric)
             wanted = golds(example, metric.get("gold", "answers"))
             scores[metric["name"]] = any(exact_match(prediction, gold, metric) for gold in wanted)
     return scores
