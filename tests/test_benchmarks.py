@@ -2,6 +2,7 @@
 each benchmark's own schema (tests/fixtures/<task>/<role>.jsonl), judged by the rule judge."""
 
 import json
+import shutil
 from pathlib import Path
 
 import datasets
@@ -143,7 +144,9 @@ def test_aliases_and_labels(prepared):
     assert (arc[1]["label"], arc[2]["options"], arc[3]["label"]) == (2, ["shark", "whale", "trout"], 2)
     assert len(arc[3]["options"]) == 5 and arc[5]["label"] == 0  # digit answer key "1" -> first option
     mmlu_shots = examples(prepared, "mmlu", "few_shot")
-    assert [ex["answer"] for ex in mmlu_shots] == ["4", "Nitrogen", "Rome"]  # MMLU shots come from dev
+    assert [ex["answer"] for ex in mmlu_shots][:3] == ["4", "Nitrogen", "Rome"]  # MMLU shots come from dev
+    assert [ex["group"] for ex in mmlu_shots][:3] == ["elementary_mathematics", "anatomy", "geography"]
+    assert "group" not in examples(prepared, "arc_challenge")[0]  # only where the task names a group column
     assert [ex["answer"] for ex in examples(prepared, "gsm8k", "few_shot")][:2] == ["36", "25"]  # others: train
 
 
@@ -394,7 +397,7 @@ def test_softeval_mirror_writes_parquet_that_the_mirror_switch_reads(tmp_path, m
     monkeypatch.setattr("huggingface_hub.HfApi", FakeApi)
     task = load_task(TASK_DIR, "mmlu")
     record = write_mirror(task, tmp_path / "mirror")
-    assert {role: info["rows"] for role, info in record.items()} == {"train": 4, "test": 10, "few_shot": 3}
+    assert {role: info["rows"] for role, info in record.items()} == {"train": 4, "test": 10, "few_shot": 14}
     assert sorted(p.name for p in (tmp_path / "mirror" / "mmlu").iterdir()) == [
         "MIRROR.json",
         "few_shot.parquet",
@@ -405,3 +408,41 @@ def test_softeval_mirror_writes_parquet_that_the_mirror_switch_reads(tmp_path, m
     assert [ex["answer"] for ex in load_split(tmp_path / "out", "test")] == GOLDS["mmlu"]
     data = json.loads((tmp_path / "out" / "meta.json").read_text())["provenance"]["params"]["data"]
     assert data["test"]["commit"] == sha and data["test"]["file"].endswith("test.parquet")
+
+
+def test_mmlu_shots_are_the_first_k_of_the_questions_subject(prepared, tmp_path):
+    """As lm-evaluation-harness builds MMLU's few-shot prompts: the first k dev questions of the
+    question's own subject (fewer where the subject has fewer); a subject without any is named."""
+    from softeval.engine.methods import build_prompts, question_shots
+
+    mmlu = load_task(TASK_DIR, "mmlu")
+    pool, test = examples(prepared, "mmlu", "few_shot"), examples(prepared, "mmlu")
+    shots = question_shots(mmlu, pool, test, 3, 0)
+    assert [s["question"] for s in shots[0]] == ["What is 2 + 2?", "What is 10 - 4?", "What is 3 x 3?"]
+    assert all({s["group"] for s in own} == {q["group"]} for q, own in zip(test, shots, strict=True))
+    physics = next(i for i, q in enumerate(test) if q["group"] == "conceptual_physics")
+    assert len(shots[physics]) == 2  # the subject has two dev questions
+    prompts = build_prompts(mmlu, "few_shot", test, per_question=shots)
+    assert prompts.shared_prefix == mmlu.instruction + "\n\n"  # the shots differ: only the instruction is shared
+    assert prompts.prompts[0].count("Question:") == 4 and "Nitrogen" not in prompts.prompts[0]
+    assert prompts.prompts[physics].count("Question:") == 3
+    assert prompts.shot_ids[:3] == [s["id"] for s in shots[0]]
+    with pytest.raises(InputError, match=r"no example of group 'us_history'.*shots: seeded"):
+        question_shots(mmlu, [s for s in pool if s["group"] != "us_history"], test, 3, 0)
+    # a seeded task: the same draw for every question, one shared prefix, as before
+    arc = load_task(TASK_DIR, "arc_challenge")
+    arc_pool, arc_test = examples(prepared, "arc_challenge", "few_shot"), examples(prepared, "arc_challenge")
+    seeded = question_shots(arc, arc_pool, arc_test, 2, 0)
+    assert all(own == seeded[0] for own in seeded)
+    same = build_prompts(arc, "few_shot", arc_test, per_question=seeded)
+    assert same == build_prompts(arc, "few_shot", arc_test, seeded[0])
+    assert same.shared_prefix.count("Question:") == 2
+
+
+def test_first_in_group_shots_need_a_group_column(tmp_path):
+    data = yaml.safe_load((TASK_DIR / "mmlu.yaml").read_text())
+    del data["dataset"]["fields"]["group"]
+    (tmp_path / "mmlu.yaml").write_text(yaml.safe_dump(data))
+    shutil.copy(TASK_DIR / "_lettered_choice.yaml", tmp_path)
+    with pytest.raises(InputError, match=r"'prompt\.shots' is first_in_group but dataset\.fields\.group"):
+        load_task(tmp_path, "mmlu")

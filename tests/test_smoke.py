@@ -79,8 +79,11 @@ def test_prompts_follow_the_role_and_the_few_shot_source(smoke_run):
         for r in base
     )
     assert len(post) == 10 and {r["stop_reason"] for r in post} <= {"eos", "stop", "length"}
-    shots = rows(smoke_run / "generations" / "rand-a" / "base" / "mmlu" / "few_shot.jsonl")[0]["prompt"]
-    assert shots.count("Question:") == 4 and "What is 2 + 2?" in shots  # three dev-split shots + the question
+    mmlu = rows(smoke_run / "generations" / "rand-a" / "base" / "mmlu" / "few_shot.jsonl")
+    shots = mmlu[0]["prompt"]  # an elementary_mathematics question: the subject's first three dev questions
+    assert shots.count("Question:") == 4 and "What is 2 + 2?" in shots and "What is 3 x 3?" in shots
+    assert "Nitrogen" not in shots  # another subject's dev question
+    assert "Energy is measured in" in mmlu[2]["prompt"] and mmlu[2]["prompt"].count("Question:") == 3  # physics: 2
 
 
 def test_closed_tasks_score_every_listed_option(smoke_run):

@@ -89,6 +89,8 @@ def to_example(task: Task, row: dict[str, Any], index: int, role: str, source: s
         "options": None,
         "label": None,
     }
+    if "group" in fields:
+        example["group"] = str(column(row, fields["group"], where))
     if task.closed:
         options = [str(o).strip() for o in column(row, fields["options"], where)]
         names = column(row, fields["label_names"], where) if "label_names" in fields else None

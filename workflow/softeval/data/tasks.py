@@ -26,6 +26,7 @@ LAST_BOXED = "last_boxed"  # answer.extract: the last balanced \\boxed{} (braces
 TRAIN_MAX = "train_max"  # prompt.max_new_tokens: fit the longest train target (worked solutions)
 OPTIONS_MAX = "options_max"  # prompt.max_new_tokens: fit the longest option of the test split (closed tasks)
 TARGET_FIELDS = ("answer", "letter", "solution")
+SEEDED_SHOTS, FIRST_IN_GROUP = "seeded", "first_in_group"  # prompt.shots
 HARNESS_GENERATION_METRICS = ("exact_match", "math_verify")  # scored from a response (the rest: likelihoods)
 
 
@@ -57,6 +58,7 @@ class Task:
     answer_type: str
     harness: tuple[dict[str, Any], ...] = ()  # lm-evaluation-harness's scores (softeval.judges.harness)
     harness_generation: HarnessGeneration | None = None  # where the harness's own response ends
+    shots: str = SEEDED_SHOTS  # few-shot selection: SEEDED_SHOTS or FIRST_IN_GROUP (softeval.engine.methods)
     cost: dict[str, Any] | None = None  # planning figures for `softeval plan-cost` only (never read by evaluation)
 
     @property
@@ -242,6 +244,9 @@ def _build(data: dict[str, Any], path: Path) -> Task:
             raise fail("answer.extract", "needs one capturing group around the answer")
     _check_template(data["prompt"]["target"], "prompt.target", TARGET_FIELDS, fail)
     _check_template(query, "prompt.query", ("question", "options"), fail)
+    shots = data["prompt"].get("shots", SEEDED_SHOTS)
+    if shots == FIRST_IN_GROUP and "group" not in dataset.get("fields", {}):
+        raise fail("prompt.shots", "is first_in_group but dataset.fields.group names no column of groups (subjects)")
     if "{solution}" in data["prompt"]["target"] and "solution" not in dataset.get("fields", {}):
         raise fail("prompt.target", "uses {solution} but dataset.fields.solution names no column of worked solutions")
     return Task(
@@ -261,6 +266,7 @@ def _build(data: dict[str, Any], path: Path) -> Task:
         answer_type=data["answer"]["type"],
         harness=tuple(data.get("harness", [])),
         harness_generation=harness_generation,
+        shots=shots,
         cost=data.get("cost"),
     )
 

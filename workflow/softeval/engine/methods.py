@@ -1,7 +1,10 @@
 """The evaluation methods: how each one turns a test example into model input.
 
 zero_shot    the task's written instruction, then the question;
-few_shot     the instruction, k fixed train examples (the same for every model), the question;
+few_shot     the instruction, k train examples (the same for every model), the question: by
+             default the same k for every question (drawn once by the seed); a task with
+             prompt.shots first_in_group takes the first k of the question's group (MMLU's
+             subject, as lm-evaluation-harness does);
 soft_prompt  the zero-shot prompt after tuned vectors (see softeval.engine.softprompt).
 
 Every method's prompts share a text prefix (instruction, shots); the generator encodes
@@ -15,7 +18,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from softeval.data.tasks import Task
+from softeval.data.tasks import FIRST_IN_GROUP, Task
 from softeval.schema import InputError
 
 METHODS = ("zero_shot", "few_shot", "soft_prompt")
@@ -100,23 +103,60 @@ def few_shot_examples(train: Sequence[dict[str, Any]], k: int, seed: int, task: 
     return [train[i] for i in sorted(rng.sample(range(len(train)), k))]
 
 
+def question_shots(
+    task: Task, pool: Sequence[dict[str, Any]], test: Sequence[dict[str, Any]], k: int, seed: int
+) -> list[list[dict[str, Any]]]:
+    """Each test question's shots: the task's seeded k (the same for all), or with prompt.shots
+    first_in_group the first k of the pool in the question's group (fewer where it has fewer,
+    as the harness's first_n sampler gives; none is an error that names the group)."""
+    if task.shots != FIRST_IN_GROUP:
+        shots = few_shot_examples(pool, k, seed, task)
+        return [shots for _ in test]
+    by_group: dict[str, list[dict[str, Any]]] = {}
+    for example in pool:
+        by_group.setdefault(example["group"], []).append(example)
+    missing = sorted({example["group"] for example in test} - set(by_group))
+    if missing:
+        raise InputError(
+            f"task {task.name}: prompt.shots is first_in_group but the few-shot split has no example of group "
+            f"{', '.join(repr(g) for g in missing[:5])}; add some or use shots: seeded"
+        )
+    return [by_group[example["group"]][:k] for example in test]
+
+
 def build_prompts(
     task: Task,
     method: str,
     test: Sequence[dict[str, Any]],
     shots: Sequence[dict[str, Any]] = (),
     chat: ChatWrap | None = None,
+    per_question: Sequence[Sequence[dict[str, Any]]] | None = None,
 ) -> MethodPrompts:
     """Prompts for `method`; soft_prompt uses the zero-shot text (its vectors come separately).
 
-    With `chat`, the whole text is the user turn of the chat template.
+    With `chat`, the whole text is the user turn of the chat template. Few-shot prompts take
+    `shots` before every question, or `per_question` (question_shots) each its own; the shared
+    prefix is what all prompts start with (with shots of their own: the instruction).
     """
     if method not in METHODS:
         raise InputError(f"unknown method {method!r}; use one of {', '.join(METHODS)}")
-    prefix = task.instruction + SHOT_SEPARATOR
-    if method == "few_shot":
-        prefix += "".join(task.query(shot) + task.target(shot) + SHOT_SEPARATOR for shot in shots)
     head, tail = (chat.head, chat.tail) if chat is not None else ("", "")
+    prefix = task.instruction + SHOT_SEPARATOR
+    if method != "few_shot":
+        return MethodPrompts(method, [head + prefix + task.query(ex) + tail for ex in test], head + prefix, [], chat)
+    if per_question is not None and len({tuple(s["id"] for s in q) for q in per_question}) > 1:
+        prompts = [
+            head + prefix + _shot_block(task, own) + task.query(example) + tail
+            for example, own in zip(test, per_question, strict=True)
+        ]
+        shot_ids = list(dict.fromkeys(str(s["id"]) for own in per_question for s in own))
+        return MethodPrompts(method, prompts, head + prefix, shot_ids, chat)
+    if per_question is not None:  # every question has the same shots: one shared prefix
+        shots = per_question[0] if per_question else []
+    prefix += _shot_block(task, shots)
     prompts = [head + prefix + task.query(example) + tail for example in test]
-    shot_ids = [str(s["id"]) for s in shots] if method == "few_shot" else []
-    return MethodPrompts(method, prompts, head + prefix, shot_ids, chat)
+    return MethodPrompts(method, prompts, head + prefix, [str(s["id"]) for s in shots], chat)
+
+
+def _shot_block(task: Task, shots: Sequence[dict[str, Any]]) -> str:
+    return "".join(task.query(shot) + task.target(shot) + SHOT_SEPARATOR for shot in shots)

@@ -15,7 +15,7 @@ from softeval.data.splits import load_split
 from softeval.data.tasks import Task
 from softeval.engine.backends import load_with_chat
 from softeval.engine.chunks import write_in_chunks
-from softeval.engine.methods import ChatWrap, MethodPrompts, build_prompts, few_shot_examples
+from softeval.engine.methods import ChatWrap, MethodPrompts, build_prompts, question_shots
 from softeval.engine.models import ModelOptions, model_identity
 from softeval.engine.softprompt import load_prompt
 from softeval.io import atomic_write_json
@@ -36,10 +36,10 @@ def method_unit(
     task: Task, data_dir: Path | str, method: str, few_shot_k: int, seed: int, chat: ChatWrap | None = None
 ) -> Unit:
     test = [dict(row) for row in load_split(data_dir, "test")]
-    shots = []
+    shots = None
     if method == "few_shot":
-        shots = few_shot_examples([dict(row) for row in load_split(data_dir, "few_shot")], few_shot_k, seed, task)
-    return Unit(task, test, build_prompts(task, method, test, shots, chat))
+        shots = question_shots(task, [dict(row) for row in load_split(data_dir, "few_shot")], test, few_shot_k, seed)
+    return Unit(task, test, build_prompts(task, method, test, chat=chat, per_question=shots))
 
 
 def embedding_width(model: Any) -> int | None:
