@@ -4,7 +4,8 @@ The jobs come from the config exactly as the workflow plans them (models x roles
 tuning run per model, role and task when soft_prompt is a method; zero-shot and few-shot
 units and one soft-prompt unit per evaluated step; closed tasks also score their options).
 Token counts come from those jobs and the token budgets (every response is assumed to run to
-its budget, so generation is an upper bound); lengths come from the task files' `cost` block
+its budget, and to lm-evaluation-harness's 256 tokens where its task file records the harness's
+reading, so generation is an upper bound); lengths come from the task files' `cost` block
 (published test sizes, estimated mean lengths) or, with --pilot, from a pilot run's own
 generation files (the real tokenizer's prompt lengths). Time is a roofline: prompt processing,
 option scoring and tuning are compute-bound at a stated fraction of the GPU's peak; decoding is
@@ -18,7 +19,7 @@ from __future__ import annotations
 
 import json
 import statistics
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -125,6 +126,7 @@ class TaskLengths:
     option: float
     options: int
     source: str
+    harness_budget: int = 0  # tokens of lm-evaluation-harness's reading of each response (harness_generation)
 
 
 def task_lengths(task: Task, limit: int | None, default_budget: int) -> TaskLengths:
@@ -150,6 +152,7 @@ def task_lengths(task: Task, limit: int | None, default_budget: int) -> TaskLeng
         option=float(cost.get("option_tokens", 0.0)),
         options=int(cost.get("options", 0)),
         source="task file (estimated lengths)",
+        harness_budget=task.harness_generation.max_gen_toks if task.harness_generation else 0,
     )
 
 
@@ -256,7 +259,10 @@ def job_cost(
     batch = evaluation["generate"]["batch_size"]
     for prompt in unit_prompts(config, lengths):
         cost.add("prompts", roof.compute(2 * shape.params * lengths.rows * prompt))
-        context = prompt + lengths.budget / 2
+        # a row runs until softeval's reading and the harness's have ended: one pass on the HF
+        # backend, a second request per prompt on vLLM (its prefix cache saves the prompt)
+        decode = max(lengths.budget, lengths.harness_budget)
+        context = prompt + decode / 2
         if backend == "vllm":  # as many sequences as its KV-cache memory holds, at most `concurrency`
             vllm = evaluation["generate"].get("vllm", {})
             free = roof.gpu.memory_gb * 1e9 * vllm.get("gpu_memory_utilization", 0.85) - 2 * shape.params
@@ -264,10 +270,10 @@ def job_cost(
             if fits < 1:
                 raise InputError(f"the model's weights and one sequence do not fit in {roof.gpu.name}'s memory")
             sequences = min(concurrency, lengths.rows, fits)
-            steps = lengths.rows * lengths.budget / sequences
+            steps = lengths.rows * (lengths.budget + lengths.harness_budget) / sequences
         else:
             sequences = min(batch, lengths.rows)
-            steps = -(-lengths.rows // batch) * lengths.budget
+            steps = -(-lengths.rows // batch) * decode
         cost.add("decode", roof.decode(steps, shape, sequences, context))
         if closed:  # every option scored after the cached prompt
             cost.add("options", roof.compute(2 * shape.params * lengths.rows * lengths.options * lengths.option))
@@ -325,14 +331,10 @@ def plan_cost(
         if pilot is not None:
             measured = pilot_lengths(pilot, name)
             k = evaluation["few_shot"]["k"]
-            lengths = TaskLengths(
-                rows=lengths.rows,
+            lengths = replace(
+                lengths,
                 prompt=measured["prompt"],
                 shot=(measured["few_shot"] - measured["prompt"]) / k if k else 0.0,
-                target=lengths.target,
-                budget=lengths.budget,
-                option=lengths.option,
-                options=lengths.options,
                 source=f"pilot run {pilot} (measured prompt lengths)",
             )
         row: dict[str, Any] = {"task": name, "rows": lengths.rows, "budget": lengths.budget, "lengths": lengths.source}
@@ -354,7 +356,8 @@ def plan_cost(
         f"{units_per_task(config)} evaluated units each: "
         f"{round(len(checkpoints) * 2 * len(config['tasks']) * gpu_jobs(config))} GPU jobs, "
         f"each starting in {job_start_s:g} s (CUDA, loading the model)",
-        "generation is an upper bound: every response runs to its budget; the judge reads every response "
+        "generation is an upper bound: every response runs to its budget (and to lm-evaluation-harness's "
+        "256 tokens where a task records the harness's reading); the judge reads every response "
         "at its budget (its verdict cache's savings on repeated responses are not counted)",
     ]
     if assumed:
