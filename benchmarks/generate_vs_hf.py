@@ -25,7 +25,7 @@ import tempfile
 from pathlib import Path
 
 import torch
-from benchmark_inputs import ROOT, best_of, model_directory, task_splits
+from benchmark_inputs import add_model_and_task_arguments, best_of, model_directory, task_splits
 from peft import PeftModel
 from transformers import AutoModelForCausalLM, AutoTokenizer
 
@@ -68,12 +68,7 @@ def compare(label: str, n: int, ours: tuple[float, list[str]], theirs: tuple[flo
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--results", default=str(ROOT / "results"))
-    parser.add_argument("--model", default="atlas", help="a model directory, smollm2, or a zoo model's name")
-    parser.add_argument("--role", default="base")
-    parser.add_argument("--task", default="world_numeric")
-    parser.add_argument("--task-dir", default=str(ROOT / "config" / "tasks"))
-    parser.add_argument("--mirror", default=str(ROOT / "tests" / "fixtures"), help="where results/ has no splits")
+    add_model_and_task_arguments(parser, model="atlas", task="world_numeric")
     parser.add_argument("--batch", type=int, default=32)
     parser.add_argument("--max-new-tokens", type=int, default=24)
     parser.add_argument("--repeats", type=int, default=2)

@@ -33,7 +33,7 @@ from softeval.engine.generate import generate_greedy
 from softeval.engine.loglik import score_options
 from softeval.engine.models import ModelOptions, load_model
 from softeval.engine.softprompt import initial_vectors, tune
-from softeval.settings import TuneConfig
+from softeval.settings import TuneSettings
 
 
 def texts(generations: list[Any]) -> list[str]:
@@ -56,7 +56,7 @@ def check_real_model(model_dir: Path, device: str, n: int) -> dict[str, Any]:
     splits = task_splits(task)
     examples, train = splits["test"][:n], splits["few_shot"] + splits["test"]  # the fixtures have no train split
     prompts = [task.prompt(ex) for ex in examples]
-    vectors = initial_vectors(model, tokenizer, TuneConfig(n_tokens=10), torch.Generator().manual_seed(0))
+    vectors = initial_vectors(model, tokenizer, TuneSettings(n_tokens=10), torch.Generator().manual_seed(0))
     report: dict[str, Any] = {"device": device, "model": str(model_dir)}
     for name, soft in (("plain", None), ("soft_prompt", vectors)):
         report[name] = check_generation(model, tokenizer, prompts, soft)
@@ -75,7 +75,7 @@ def check_real_model(model_dir: Path, device: str, n: int) -> dict[str, Any]:
         torch.cuda.reset_peak_memory_stats()
         torch.cuda.synchronize()
     start = time.perf_counter()
-    tune(model, tokenizer, pairs, TuneConfig(steps=5, batch_size=min(8, len(pairs)), snapshots=()))
+    tune(model, tokenizer, pairs, TuneSettings(steps=5, batch_size=min(8, len(pairs)), snapshots=()))
     if device.startswith("cuda"):
         torch.cuda.synchronize()
         report["tune_peak_memory_mb"] = round(torch.cuda.max_memory_allocated() / 2**20, 1)
@@ -119,7 +119,7 @@ def check_gemma_embeddings(device: str) -> dict[str, Any]:
     ids = torch.arange(8, device=device)
     with torch.no_grad():
         scale = float(embed(ids).norm() / embed.weight[ids].norm())
-        start = initial_vectors(model, None, TuneConfig(n_tokens=4), torch.Generator().manual_seed(1))
+        start = initial_vectors(model, None, TuneSettings(n_tokens=4), torch.Generator().manual_seed(1))
         rows = torch.randint(0, 256, (4,), generator=torch.Generator().manual_seed(1)).to(device)
         init_ok = torch.allclose(start, embed(rows).float())
         with tempfile.TemporaryDirectory() as folder:

@@ -15,7 +15,7 @@ import argparse
 from pathlib import Path
 
 import torch
-from benchmark_inputs import ROOT, best_of, model_directory, task_splits
+from benchmark_inputs import add_model_and_task_arguments, best_of, model_directory, task_splits
 from transformers import AutoModelForCausalLM, AutoTokenizer
 
 from softeval.data.tasks import load_task
@@ -26,13 +26,8 @@ from softeval.jobs.generate import harness_reading
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--results", default=str(ROOT / "results"))
-    parser.add_argument("--model", default="smollm2", help="a model directory, smollm2, or a zoo model's name")
-    parser.add_argument("--role", default="base")
-    parser.add_argument("--task", default="gsm8k")
+    add_model_and_task_arguments(parser, model="smollm2", task="gsm8k")
     parser.add_argument("--method", default="few_shot", choices=["zero_shot", "few_shot"])
-    parser.add_argument("--task-dir", default=str(ROOT / "config" / "tasks"))
-    parser.add_argument("--mirror", default=str(ROOT / "tests" / "fixtures"), help="where results/ has no splits")
     parser.add_argument("--batch", type=int, default=8)
     parser.add_argument("--max-new-tokens", type=int, default=200, help="softeval's budget (the task's, say)")
     parser.add_argument("--repeats", type=int, default=2)

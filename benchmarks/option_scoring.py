@@ -18,7 +18,7 @@ import argparse
 from pathlib import Path
 
 import torch
-from benchmark_inputs import ROOT, best_of, model_directory, task_splits
+from benchmark_inputs import add_model_and_task_arguments, best_of, model_directory, task_splits
 
 from softeval.data.tasks import load_task
 from softeval.engine.loglik import score_options
@@ -28,12 +28,7 @@ from softeval.engine.models import load_model
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--model", default="smollm2", help="a model directory, smollm2, or a zoo model's name")
-    parser.add_argument("--role", default="base", help="zoo models: base or post")
-    parser.add_argument("--results", default=str(ROOT / "results"))
-    parser.add_argument("--task", default="mmlu")
-    parser.add_argument("--task-dir", default=str(ROOT / "config" / "tasks"))
-    parser.add_argument("--mirror", default=str(ROOT / "tests" / "fixtures"), help="where results/ has no splits")
+    add_model_and_task_arguments(parser, model="smollm2", task="mmlu")
     parser.add_argument("--method", default="few_shot", choices=["zero_shot", "few_shot"])
     parser.add_argument("--shots", type=int, default=3)
     parser.add_argument("--copies", type=int, default=1, help="score the test rows this many times over")

@@ -3,7 +3,7 @@ line that names the file (or key) and the fix, and changes no result already com
 
 Each case builds its bad input in a fresh folder beside a finished set of results and runs the
 command line in process (`softeval.cli.main`); config and task-file cases run `check-config`,
-which the workflow runs at planning time (tests/test_workflow.py runs some through snakemake).
+which the workflow runs at planning time (tests/workflow/test_workflow.py runs some through snakemake).
 """
 
 from __future__ import annotations
@@ -25,7 +25,7 @@ from softeval.engine.softprompt import save_prompt
 from tests.conftest import ROOT
 from tests.kill import results_digest
 
-TINY = ROOT / "tests" / "data" / "tiny.yaml"
+TINY = ROOT / "tests" / "configs" / "tiny.yaml"
 GENERATE = {"few_shot_k": 3, "seed": 0, "max_new_tokens": 4, "batch_size": 4, "chunk_size": 5}
 OWN_TASK = {
     "name": "capitals",
@@ -85,10 +85,10 @@ class Bench:
         test = test if test is not None else "".join(json.dumps(r) + "\n" for r in GOOD_ROWS)
         (self.case / "test.jsonl").write_bytes(test if isinstance(test, bytes) else test.encode())
         out = self.root / "data" / "capitals"
-        return ["prepare", "--task", "capitals", "--task-dir", str(self.case), "--out", str(out)]
+        return ["prepare", "--task", str(self.case / "capitals.yaml"), "--out", str(out)]
 
     def task_args(self, task: str) -> list[str]:
-        return ["--task", task, "--task-dir", str(self.tasks), "--data", str(self.data / task)]
+        return ["--task", str(self.tasks / f"{task}.yaml"), "--data", str(self.data / task)]
 
     def job(self, command: str, model: Path | str | None = None, settings: dict | None = None, **extra) -> list[str]:
         """A generate/loglik job on world_numeric (world_choice for loglik) writing into results/."""
@@ -240,9 +240,7 @@ CASES: list[tuple[str, Callable[[Bench], list[str]], tuple[str, ...]]] = [
         lambda b: [
             "prepare",
             "--task",
-            "gsm8k",
-            "--task-dir",
-            str(ROOT / "config" / "tasks"),
+            str(ROOT / "config" / "tasks" / "gsm8k.yaml"),
             "--source",
             "mirror",
             "--mirror",

@@ -1,7 +1,7 @@
 """The package's layers: a module imports only from its own layer or the ones below it.
 
-base (io, schema, provenance, cpu_kernels, layout, settings) < data < engine < zoo, judges,
-analysis (peers: none imports another) < jobs < cli, config, plan_cost, __main__. Imports inside
+base (io, schema, provenance, cpu_kernels, layout, settings, registry) < data < engine < zoo, judges,
+analysis (peers: none imports another) < jobs < cli, config, model_kinds, plan, plan_cost, __main__. Imports inside
 functions count too: a lazy import is still a dependency.
 """
 
@@ -13,8 +13,8 @@ from pathlib import Path
 import pytest
 
 PACKAGE = Path(__file__).resolve().parents[1] / "workflow" / "softeval"
-BASE = {"io", "schema", "provenance", "cpu_kernels", "layout", "settings"}
-TOP = {"cli", "config", "plan_cost", "__main__"}
+BASE = {"io", "schema", "provenance", "cpu_kernels", "layout", "settings", "registry"}
+TOP = {"cli", "config", "plan", "plan_cost", "model_kinds", "__main__"}
 RANK = {"base": 0, "data": 1, "engine": 2, "zoo": 3, "judges": 3, "analysis": 3, "jobs": 4, "top": 5}
 SUBPACKAGES = ("data", "engine", "zoo", "judges", "analysis", "jobs")
 

@@ -5,11 +5,11 @@ rule build_world:
     output:
         "results/world/world.json",
     params:
-        settings=json.dumps({**config["world"], "seed": config["seed"]}, sort_keys=True),
+        settings=PLAN.world_settings(),
     log:
         "logs/build_world.log",
     benchmark:
-        BENCHMARKS["build_world"]
+        benchmark_pattern("build_world")
     conda:
         "../../envs/softeval.yaml"
     shell:
@@ -27,13 +27,11 @@ rule prepare_task:
     log:
         "logs/prepare_task/{task}.log",
     benchmark:
-        BENCHMARKS["prepare_task"]
+        benchmark_pattern("prepare_task")
     params:
-        task_dir=lambda wildcards, input: os.path.dirname(input.task),
-        source=prepare_source_args,
+        source=prepare_arguments,
         out_dir=lambda wildcards, output: os.path.dirname(output.meta),
     conda:
         "../../envs/softeval.yaml"
     shell:
-        "python -m softeval prepare --task {wildcards.task} --task-dir {params.task_dir:q} {params.source} "
-        "--out {params.out_dir} 2> {log}"
+        "python -m softeval prepare --task {input.task:q} {params.source:q} --out {params.out_dir} 2> {log}"

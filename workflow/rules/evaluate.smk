@@ -3,99 +3,97 @@
 # prompt at every snapshot step together; each writes greedy responses and, on a closed task,
 # option log-likelihoods, one file per method or step.
 
-if PLAIN_METHODS:
+if PLAN.plain_methods:
 
     rule evaluate:
         input:
             unpack(model_inputs),
             few_shot="results/data/{task}/few_shot.jsonl",
             test="results/data/{task}/test.jsonl",
-            task=f"{TASK_DIR}/{{task}}.yaml",
-            task_includes=task_includes_of,
+            task=task_file,
+            task_includes=task_includes,
         output:
-            generations=unit_patterns(GENERATIONS, PLAIN_UNITS),
+            generations=unit_patterns(GENERATIONS, PLAN.plain_units),
         wildcard_constraints:
             task=OPEN_TASK_PATTERN,
         params:
             model=model_ref,
-            model_options=model_options_json,
-            generate_settings=generate_settings,
-            loglik_settings=loglik_settings,
-            logliks=loglik_outputs,
+            model_options=model_options,
+            generate_settings=PLAN.generate_settings(),
+            loglik_settings=PLAN.loglik_settings(),
+            logliks=optional("logliks"),
             data=data_dir_of,
-            task_dir=task_folder_of,
-            methods=PLAIN_METHODS,
-        threads: job_threads
+            methods=PLAN.plain_methods,
+        threads: model_threads
         resources:
             **MODEL_JOB_RESOURCES,
         log:
             "logs/evaluate/{model}/{role}/{task}/plain.log",
         benchmark:
-            BENCHMARKS["evaluate"]
+            benchmark_pattern("evaluate")
         conda:
             "../../envs/softeval.yaml"
         shell:
             "python -m softeval evaluate --methods {params.methods} "
             "--model {params.model:q} --model-options {params.model_options:q} --gpus {resources.gpu} "
-            "--task {wildcards.task} --task-dir {params.task_dir:q} --data {params.data} "
+            "--task {input.task:q} --data {params.data} "
             "--generate-settings {params.generate_settings:q} --loglik-settings {params.loglik_settings:q} "
             "--threads {threads} "
             "--generations {output.generations} --logliks {params.logliks} 2> {log}"
 
     use rule evaluate as evaluate_closed with:
         output:
-            generations=unit_patterns(GENERATIONS, PLAIN_UNITS),
-            logliks=unit_patterns(LOGLIK, PLAIN_UNITS),
+            generations=unit_patterns(GENERATIONS, PLAN.plain_units),
+            logliks=unit_patterns(LOGLIK, PLAN.plain_units),
         wildcard_constraints:
             task=CLOSED_TASK_PATTERN,
         benchmark:
-            BENCHMARKS["evaluate_closed"]
+            benchmark_pattern("evaluate_closed")
 
 
-if "soft_prompt" in METHODS:
+if PLAN.tunes:
 
     rule evaluate_soft_prompt:
         input:
             unpack(model_inputs),
             test="results/data/{task}/test.jsonl",
-            task=f"{TASK_DIR}/{{task}}.yaml",
-            task_includes=task_includes_of,
+            task=task_file,
+            task_includes=task_includes,
             prompts=[softprompt_file(snapshot_name(step)) for step in STEPS],
         output:
-            generations=unit_patterns(GENERATIONS, STEP_UNITS),
+            generations=unit_patterns(GENERATIONS, PLAN.step_units),
         wildcard_constraints:
             task=OPEN_TASK_PATTERN,
         params:
             model=model_ref,
-            model_options=model_options_json,
-            generate_settings=generate_settings,
-            loglik_settings=loglik_settings,
-            logliks=loglik_outputs,
+            model_options=model_options,
+            generate_settings=PLAN.generate_settings(),
+            loglik_settings=PLAN.loglik_settings(),
+            logliks=optional("logliks"),
             data=data_dir_of,
-            task_dir=task_folder_of,
             steps=STEPS,
-        threads: job_threads
+        threads: model_threads
         resources:
             **MODEL_JOB_RESOURCES,
         log:
             "logs/evaluate/{model}/{role}/{task}/soft_prompt.log",
         benchmark:
-            BENCHMARKS["evaluate_soft_prompt"]
+            benchmark_pattern("evaluate_soft_prompt")
         conda:
             "../../envs/softeval.yaml"
         shell:
             "python -m softeval evaluate --methods soft_prompt --steps {params.steps} --prompts {input.prompts} "
             "--model {params.model:q} --model-options {params.model_options:q} --gpus {resources.gpu} "
-            "--task {wildcards.task} --task-dir {params.task_dir:q} --data {params.data} "
+            "--task {input.task:q} --data {params.data} "
             "--generate-settings {params.generate_settings:q} --loglik-settings {params.loglik_settings:q} "
             "--threads {threads} "
             "--generations {output.generations} --logliks {params.logliks} 2> {log}"
 
     use rule evaluate_soft_prompt as evaluate_soft_prompt_closed with:
         output:
-            generations=unit_patterns(GENERATIONS, STEP_UNITS),
-            logliks=unit_patterns(LOGLIK, STEP_UNITS),
+            generations=unit_patterns(GENERATIONS, PLAN.step_units),
+            logliks=unit_patterns(LOGLIK, PLAN.step_units),
         wildcard_constraints:
             task=CLOSED_TASK_PATTERN,
         benchmark:
-            BENCHMARKS["evaluate_soft_prompt_closed"]
+            benchmark_pattern("evaluate_soft_prompt_closed")

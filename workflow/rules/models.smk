@@ -3,13 +3,13 @@
 
 rule convert_gguf:
     input:
-        gguf=gguf_file,
+        gguf=lambda wildcards: PLAN.gguf_file(wildcards.model),
     output:
         directory("results/gguf/{model}"),
     log:
         "logs/convert_gguf/{model}.log",
     benchmark:
-        BENCHMARKS["convert_gguf"]
+        benchmark_pattern("convert_gguf")
     conda:
         "../../envs/softeval.yaml"
     shell:

@@ -3,18 +3,18 @@
 
 rule aggregate:
     input:
-        scores=all_scores(),
+        scores=PLAN.all_scores(),
         meta=expand("results/data/{task}/meta.json", task=TASKS),
     output:
         csv=report("results/tables/scores.csv", caption="../report/scores.rst", category="Tables"),
         parquet="results/tables/scores.parquet",
     params:
-        settings=lambda wildcards: json.dumps({"bootstrap": config["analysis"]["bootstrap"], "seed": config["seed"]}),
-        scores_root=per_unit_root(SCORES),
+        settings=PLAN.aggregate_settings(),
+        scores_root=results_folder(SCORES),
     log:
         "logs/aggregate.log",
     benchmark:
-        BENCHMARKS["aggregate"]
+        benchmark_pattern("aggregate")
     conda:
         "../../envs/softeval.yaml"
     shell:
@@ -26,9 +26,9 @@ rule aggregate:
 rule tables:
     input:
         summary="results/tables/scores.parquet",
-        scores=all_scores(),
-        choices=base_choice_files(),
-        truth=["results/tables/zoo.csv"] if HAS_TRUTH else [],
+        scores=PLAN.all_scores(),
+        choices=PLAN.base_choice_files(),
+        truth=["results/tables/zoo.csv"] if PLAN.has_truth else [],
     output:
         [
             report(
@@ -41,15 +41,15 @@ rule tables:
             for ext in ("csv", "md", "tex")
         ],
     params:
-        settings=analysis_settings,
-        scores_root=per_unit_root(SCORES),
-        loglik_root=per_unit_root(LOGLIK),
+        settings=PLAN.analysis_settings(),
+        scores_root=results_folder(SCORES),
+        loglik_root=results_folder(LOGLIK),
         truth=lambda wildcards, input: f"--truth {input.truth}" if input.truth else "",
         out_dir=subpath(input.summary, parent=True),
     log:
         "logs/tables.log",
     benchmark:
-        BENCHMARKS["tables"]
+        benchmark_pattern("tables")
     conda:
         "../../envs/softeval.yaml"
     shell:
@@ -70,12 +70,12 @@ rule figures:
             for ext in ("png", "pdf")
         ],
     params:
-        settings=analysis_settings,
+        settings=PLAN.analysis_settings(),
         out_dir=lambda wildcards, output: os.path.dirname(output[0]),
     log:
         "logs/figures.log",
     benchmark:
-        BENCHMARKS["figures"]
+        benchmark_pattern("figures")
     conda:
         "../../envs/softeval.yaml"
     shell:
@@ -87,23 +87,23 @@ rule claims:
     input:
         summary="results/tables/scores.parquet",
         swap="results/tables/swap_distance.csv",
-        scores=all_scores(),
-        choices=base_choice_files(),
-        published=published_record(),
+        scores=PLAN.all_scores(),
+        choices=PLAN.base_choice_files(),
+        published=PUBLISHED,
     output:
         report("results/tables/claims.md", caption="../report/claims.rst", category="Claims"),
         "results/tables/claims.csv",
         "results/tables/claims.tex",
     params:
-        settings=analysis_settings,
-        scores_root=per_unit_root(SCORES),
-        loglik_root=per_unit_root(LOGLIK),
+        settings=PLAN.analysis_settings(),
+        scores_root=results_folder(SCORES),
+        loglik_root=results_folder(LOGLIK),
         stem=lambda wildcards, output: output[0][: -len(".md")],
         published=lambda wildcards, input: f"--published {shlex.quote(input.published)}" if input.published else "",
     log:
         "logs/claims.log",
     benchmark:
-        BENCHMARKS["claims"]
+        benchmark_pattern("claims")
     conda:
         "../../envs/softeval.yaml"
     shell:
@@ -114,8 +114,8 @@ rule claims:
 
 rule judge_validation:
     input:
-        unpack(judge_model_inputs),
-        validation=VALIDATION_SET,
+        **PLAN.judge_model_inputs(),
+        validation=PLAN.validation_set,
         tasks=VALIDATION_TASK_FILES,
     output:
         report("results/tables/judge_validation.md", caption="../report/judge_validation.rst", category="Tables"),
@@ -123,13 +123,13 @@ rule judge_validation:
         "results/tables/judge_validation.tex",
         "results/tables/judge_validation.json",
     params:
-        settings=json.dumps(EVAL["judge"], sort_keys=True),
-        task_dir=task_dir_of,
+        settings=PLAN.judge_settings(),
+        task_dir=lambda wildcards, input: os.path.dirname(input.tasks[0]),
         stem=lambda wildcards, output: output[0][: -len(".md")],
     log:
         "logs/judge_validation.log",
     benchmark:
-        BENCHMARKS["judge_validation"]
+        benchmark_pattern("judge_validation")
     conda:
         "../../envs/softeval.yaml"
     shell:
@@ -139,16 +139,17 @@ rule judge_validation:
 
 rule timings:
     input:
-        benchmark_files(),
+        PLAN.benchmark_files(),
     output:
         csv=report("results/tables/timings.csv", caption="../report/timings.rst", category="Timings"),
         md="results/tables/timings.md",
     params:
-        patterns=lambda wildcards: json.dumps(BENCHMARKS, sort_keys=True),
+        patterns=lambda wildcards: dumps(PLAN.benchmark_patterns()),
+        upstream=lambda wildcards: dumps(PLAN.upstream()),
     log:
         "logs/timings.log",
     conda:
         "../../envs/softeval.yaml"
     shell:
-        "python -m softeval timings --patterns {params.patterns:q} --benchmarks {input} "
+        "python -m softeval timings --patterns {params.patterns:q} --upstream {params.upstream:q} --benchmarks {input} "
         "--out-csv {output.csv} --out-md {output.md} 2> {log}"

@@ -6,22 +6,21 @@ rule judge:
     input:
         unpack(judge_inputs),
         test="results/data/{task}/test.jsonl",
-        task=f"{TASK_DIR}/{{task}}.yaml",
-        task_includes=task_includes_of,
+        task=task_file,
+        task_includes=task_includes,
     output:
-        unit_patterns(SCORES, UNITS),
+        unit_patterns(SCORES, PLAN.units),
     params:
-        settings=json.dumps(EVAL["judge"], sort_keys=True),
+        settings=PLAN.judge_settings(),
         data=data_dir_of,
-        task_dir=task_folder_of,
-        logliks=lambda wildcards, input: input.logliks if hasattr(input, "logliks") else [],
+        logliks=optional("logliks"),
     log:
         "logs/judge/{model}/{role}/{task}.log",
     benchmark:
-        BENCHMARKS["judge"]
+        benchmark_pattern("judge")
     conda:
         "../../envs/softeval.yaml"
     shell:
-        "python -m softeval judge run --task {wildcards.task} --task-dir {params.task_dir:q} --data {params.data} "
+        "python -m softeval judge run --task {input.task:q} --data {params.data} "
         "--settings {params.settings:q} --generations {input.generations} --logliks {params.logliks} "
         "--out {output} 2> {log}"

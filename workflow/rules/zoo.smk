@@ -4,75 +4,72 @@
 rule train_tokenizer:
     input:
         world="results/world/world.json",
-        tasks=task_files(),
+        tasks=PLAN.world_task_files(),
+        task_includes=PLAN.task_includes(*PLAN.world_tasks),
     output:
         directory("results/zoo/_tokenizer"),
     params:
-        settings=json.dumps(ZOO["tokenizer"], sort_keys=True),
-        task_dir=task_dir_of,
-        tasks=WORLD_TASKS,
+        settings=PLAN.zoo_settings("tokenizer"),
     log:
         "logs/train_tokenizer.log",
     benchmark:
-        BENCHMARKS["train_tokenizer"]
+        benchmark_pattern("train_tokenizer")
     conda:
         "../../envs/softeval.yaml"
     shell:
         "python -m softeval tokenizer --settings {params.settings:q} --world {input.world} "
-        "--task-dir {params.task_dir:q} --tasks {params.tasks} --out {output} 2> {log}"
+        "--tasks {input.tasks:q} --out {output} 2> {log}"
 
 
 rule pretrain:
     input:
         world="results/world/world.json",
         tokenizer="results/zoo/_tokenizer",
-        tasks=task_files(),
+        tasks=PLAN.world_task_files(),
+        task_includes=PLAN.task_includes(*PLAN.world_tasks),
     output:
         directory("results/zoo/{model}/base"),
     params:
-        settings=pretrain_settings,
-        task_dir=task_dir_of,
-        tasks=WORLD_TASKS,
+        settings=lambda wildcards: PLAN.pretrain_settings(wildcards.model),
     threads: ZOO["threads"]
     resources:
         mem_mb=2000,
     log:
         "logs/pretrain/{model}.log",
     benchmark:
-        BENCHMARKS["pretrain"]
+        benchmark_pattern("pretrain")
     conda:
         "../../envs/softeval.yaml"
     shell:
         "python -m softeval pretrain --name {wildcards.model} --settings {params.settings:q} --threads {threads} "
-        "--world {input.world} --tokenizer {input.tokenizer} --task-dir {params.task_dir:q} "
-        "--tasks {params.tasks} --out {output} 2> {log}"
+        "--world {input.world} --tokenizer {input.tokenizer} "
+        "--tasks {input.tasks:q} --out {output} 2> {log}"
 
 
 rule posttrain:
     input:
         base="results/zoo/{model}/base",
-        train=split_files("train"),
-        tasks=task_files(),
+        train=PLAN.split_files("train"),
+        tasks=PLAN.world_task_files(),
+        task_includes=PLAN.task_includes(*PLAN.world_tasks),
     output:
         directory("results/zoo/{model}/post"),
     params:
-        settings=posttrain_settings,
+        settings=PLAN.posttrain_settings(),
         data=data_root_of,
-        task_dir=task_dir_of,
-        tasks=WORLD_TASKS,
     threads: ZOO["threads"]
     resources:
         mem_mb=2000,
     log:
         "logs/posttrain/{model}.log",
     benchmark:
-        BENCHMARKS["posttrain"]
+        benchmark_pattern("posttrain")
     conda:
         "../../envs/softeval.yaml"
     shell:
         "python -m softeval posttrain --name {wildcards.model} --settings {params.settings:q} --threads {threads} "
-        "--base {input.base} --data {params.data} --task-dir {params.task_dir:q} "
-        "--tasks {params.tasks} --out {output} 2> {log}"
+        "--base {input.base} --data {params.data} "
+        "--tasks {input.tasks:q} --out {output} 2> {log}"
 
 
 # Both roles of a model in one job: starting Python, torch and transformers is most of a probe's time.
@@ -80,42 +77,41 @@ rule probe_zoo_model:
     input:
         models=expand("results/zoo/{{model}}/{role}", role=ROLES),
         world="results/world/world.json",
-        test=split_files("test"),
-        tasks=task_files(),
+        test=PLAN.split_files("test"),
+        tasks=PLAN.world_task_files(),
+        task_includes=PLAN.task_includes(*PLAN.world_tasks),
     output:
         summaries=expand("results/probes/{{model}}/{role}.json", role=ROLES),
         examples=expand("results/probes/{{model}}/{role}.jsonl", role=ROLES),
     params:
-        settings=json.dumps(ZOO["probe"], sort_keys=True),
+        settings=PLAN.zoo_settings("probe"),
         data=data_root_of,
-        task_dir=task_dir_of,
-        tasks=WORLD_TASKS,
     threads: ZOO["threads"]
     log:
         "logs/probe_zoo_model/{model}.log",
     benchmark:
-        BENCHMARKS["probe_zoo_model"]
+        benchmark_pattern("probe_zoo_model")
     conda:
         "../../envs/softeval.yaml"
     shell:
         "python -m softeval probe --settings {params.settings:q} --threads {threads} --model {input.models} "
-        "--world {input.world} --data {params.data} --task-dir {params.task_dir:q} --tasks {params.tasks} "
+        "--world {input.world} --data {params.data} --tasks {input.tasks:q} "
         "--out-json {output.summaries} --out-examples {output.examples} 2> {log}"
 
 
 rule zoo_report:
     input:
-        expand("results/probes/{model}/{role}.json", model=ZOO_MODELS, role=ROLES),
+        expand("results/probes/{model}/{role}.json", model=PLAN.zoo_models, role=ROLES),
     output:
         csv=report("results/tables/zoo.csv", caption="../report/zoo.rst", category="Ground truth"),
         md="results/tables/zoo.md",
     params:
-        settings=json.dumps({"models": [model_entry(config, m) for m in ZOO_MODELS]}, sort_keys=True),
+        settings=PLAN.zoo_report_settings(),
         probes=lambda wildcards, input: os.path.dirname(os.path.dirname(input[0])),
     log:
         "logs/zoo_report.log",
     benchmark:
-        BENCHMARKS["zoo_report"]
+        benchmark_pattern("zoo_report")
     conda:
         "../../envs/softeval.yaml"
     shell:
@@ -128,7 +124,7 @@ rule zoo_report:
 
 rule random_tokenizer:
     input:
-        expand("results/data/{task}/{split}.jsonl", task=TASKS, split=["train", "test", "few_shot"]),
+        [f"results/data/{task}/{split}.jsonl" for task in TASKS for split in ("train", "test", "few_shot")],
     output:
         directory("results/random/_tokenizer/{vocab}"),
     params:
@@ -136,7 +132,7 @@ rule random_tokenizer:
     log:
         "logs/random_tokenizer/{vocab}.log",
     benchmark:
-        BENCHMARKS["random_tokenizer"]
+        benchmark_pattern("random_tokenizer")
     conda:
         "../../envs/softeval.yaml"
     shell:
@@ -146,20 +142,16 @@ rule random_tokenizer:
 
 rule random_model:
     input:
-        tokenizer=lambda wildcards: f"results/random/_tokenizer/{random_spec(model_entry(config, wildcards.model))['vocab_size']}",
+        tokenizer=lambda wildcards: f"results/random/_tokenizer/{PLAN.random_settings(wildcards.model)['vocab_size']}",
     output:
         directory("results/random/{model}/{role}"),
     params:
-        settings=lambda wildcards: json.dumps(random_spec(model_entry(config, wildcards.model)), sort_keys=True),
-        chat=lambda wildcards: (
-            "--chat-template"
-            if model_options(model_entry(config, wildcards.model), wildcards.role)["chat_template"]
-            else ""
-        ),
+        settings=lambda wildcards: dumps(PLAN.random_settings(wildcards.model)),
+        chat=lambda wildcards: "--chat-template" if PLAN.chat_template(wildcards.model, wildcards.role) else "",
     log:
         "logs/random_model/{model}/{role}.log",
     benchmark:
-        BENCHMARKS["random_model"]
+        benchmark_pattern("random_model")
     conda:
         "../../envs/softeval.yaml"
     shell:

@@ -26,8 +26,15 @@ def _tasks(task_dir: str, names: list[str]) -> list[Any]:
     return [load_task(task_dir, name) for name in names]
 
 
-def _data_dirs(data_root: str, names: list[str]) -> dict[str, Path]:
-    return {name: Path(data_root) / name for name in names}
+def _task_files(paths: list[str]) -> list[Any]:
+    """Tasks from their files' paths (what the workflow's rules pass: a task is its file)."""
+    from softeval.data.tasks import load_task_file
+
+    return [load_task_file(path) for path in paths]
+
+
+def _data_dirs(data_root: str, tasks: list[Any]) -> dict[str, Path]:
+    return {task.name: Path(data_root) / task.name for task in tasks}
 
 
 def cmd_check_config(args: argparse.Namespace) -> None:
@@ -70,7 +77,7 @@ def cmd_world(args: argparse.Namespace) -> None:
 def cmd_prepare(args: argparse.Namespace) -> None:
     from softeval.data.splits import prepare_task
 
-    (task,) = _tasks(args.task_dir, [args.task])
+    (task,) = _task_files([args.task])
     world = Path(args.world) if args.world else None
     mirror = Path(args.mirror) if args.mirror else None
     prepare_task(task, Path(args.out), world, args.source, mirror, args.test_limit, args.seed)
@@ -117,7 +124,7 @@ def cmd_tokenizer(args: argparse.Namespace) -> None:
     from softeval.zoo.tokenizer import save_tokenizer, train_tokenizer
 
     settings = job_settings.TokenizerSettings.parse(args.settings, "tokenizer")
-    texts = tokenizer_corpus(World.load(Path(args.world)), _tasks(args.task_dir, args.tasks))
+    texts = tokenizer_corpus(World.load(Path(args.world)), _task_files(args.tasks))
     save_tokenizer(train_tokenizer(texts, settings.vocab_size), Path(args.out))
 
 
@@ -131,7 +138,7 @@ def cmd_pretrain(args: argparse.Namespace) -> None:
     pretrain(
         name=args.name,
         world_path=Path(args.world),
-        tasks=_tasks(args.task_dir, args.tasks),
+        tasks=_task_files(args.tasks),
         tokenizer_dir=Path(args.tokenizer),
         recipe=Recipe(**settings.recipe),
         style=CorpusStyle(**settings.corpus),
@@ -149,11 +156,12 @@ def cmd_posttrain(args: argparse.Namespace) -> None:
 
     check_slug(args.name, "model")
     settings = job_settings.PosttrainSettings.parse(args.settings, "posttrain")
+    tasks = _task_files(args.tasks)
     posttrain(
         name=args.name,
         base_dir=Path(args.base),
-        tasks=_tasks(args.task_dir, args.tasks),
-        data_dirs=_data_dirs(args.data, args.tasks),
+        tasks=tasks,
+        data_dirs=_data_dirs(args.data, tasks),
         training=settings.posttrain,
         seed=settings.seed,
         threads=args.threads,
@@ -176,7 +184,8 @@ def cmd_probe(args: argparse.Namespace) -> None:
     if not (len(args.model) == len(args.out_json) == len(args.out_examples)):
         raise InputError("probe: give as many --out-json and --out-examples files as --model folders, in order")
     settings = job_settings.ProbeSettings.parse(args.settings, "probe")
-    tasks, data_dirs = _tasks(args.task_dir, args.tasks), _data_dirs(args.data, args.tasks)
+    tasks = _task_files(args.tasks)
+    data_dirs = _data_dirs(args.data, tasks)
     for model, out_json, out_examples in zip(args.model, args.out_json, args.out_examples, strict=True):
         probe_model(
             model_dir=Path(model),
@@ -199,21 +208,20 @@ def cmd_zoo_report(args: argparse.Namespace) -> None:
 
 
 def _task(args: argparse.Namespace) -> Any:
-    from softeval.data.tasks import load_task
-
-    return load_task(args.task_dir, args.task)
+    (task,) = _task_files([args.task])
+    return task
 
 
 def cmd_tune(args: argparse.Namespace) -> None:
-    from softeval.engine.softprompt import TuneConfig
+    from softeval.engine.softprompt import TuneSettings
     from softeval.jobs.tune import TuneUnit, run_tunes
 
     if not (len(args.task) == len(args.data) == len(args.out_dir)):
-        raise InputError("tune: give as many --data and --out-dir folders as --task names, in the same order")
-    config = TuneConfig.parse(args.settings, "tune")
+        raise InputError("tune: give as many --data and --out-dir folders as --task files, in the same order")
+    config = TuneSettings.parse(args.settings, "tune")
     units = [
         TuneUnit(task, Path(data), Path(out))
-        for task, data, out in zip(_tasks(args.task_dir, args.task), args.data, args.out_dir, strict=True)
+        for task, data, out in zip(_task_files(args.task), args.data, args.out_dir, strict=True)
     ]
     run_tunes(model=args.model, model_options=_model_options(args), units=units, config=config, threads=args.threads)
 
@@ -352,7 +360,7 @@ def cmd_aggregate(args: argparse.Namespace) -> None:
 
 
 def cmd_tables(args: argparse.Namespace) -> None:
-    from softeval.jobs.tables import run_tables
+    from softeval.jobs.report import run_tables
 
     run_tables(
         summary_path=Path(args.summary),
@@ -365,7 +373,7 @@ def cmd_tables(args: argparse.Namespace) -> None:
 
 
 def cmd_figures(args: argparse.Namespace) -> None:
-    from softeval.jobs.tables import run_figures
+    from softeval.jobs.report import run_figures
 
     run_figures(
         summary_path=Path(args.summary),
@@ -377,7 +385,7 @@ def cmd_figures(args: argparse.Namespace) -> None:
 
 
 def cmd_claims(args: argparse.Namespace) -> None:
-    from softeval.jobs.tables import run_claims
+    from softeval.jobs.report import run_claims
 
     run_claims(
         summary_path=Path(args.summary),
@@ -394,7 +402,8 @@ def cmd_timings(args: argparse.Namespace) -> None:
     from softeval.analysis.timings import write_timings
 
     patterns = {str(k): str(v) for k, v in args.patterns.items()}
-    write_timings([Path(p) for p in args.benchmarks], patterns, Path(args.out_csv), Path(args.out_md))
+    upstream = {str(k): [str(r) for r in v] for k, v in args.upstream.items()}
+    write_timings([Path(p) for p in args.benchmarks], patterns, upstream, Path(args.out_csv), Path(args.out_md))
 
 
 def cmd_manifest(args: argparse.Namespace) -> None:
@@ -409,8 +418,8 @@ def cmd_manifest(args: argparse.Namespace) -> None:
     print(comparison.summary())
     if not comparison.ok:
         raise InputError(
-            f"{args.results} does not reproduce {args.check} (see above; `softeval review` and the README's "
-            "'Reproducible on another machine' say what can differ and why)"
+            f"{args.results} does not reproduce {args.check} (see above; `softeval review` and docs/reproducing.md "
+            "say what can differ and why)"
         )
 
 
@@ -423,8 +432,8 @@ def cmd_verify(args: argparse.Namespace) -> None:
     print(verify.report(rows, record_path, record), end="")
     if not verify.passed(rows):
         raise InputError(
-            f"{args.results} does not reproduce {record_path}: the rows marked **no** above (the README's "
-            "'Reproducible on another machine' says what must hold and why)"
+            f"{args.results} does not reproduce {record_path}: the rows marked **no** above (docs/reproducing.md "
+            "says what must hold and why)"
         )
 
 
@@ -495,18 +504,16 @@ def add_model(p: argparse.ArgumentParser) -> None:
 
 
 def add_task(p: argparse.ArgumentParser, data_help: str = "the task's folder of prepared splits") -> None:
-    """One task: its name, the folder of task files, and its prepared splits."""
+    """One task: its file, and its prepared splits."""
     group = p.add_argument_group("task")
-    group.add_argument("--task", required=True)
-    group.add_argument("--task-dir", required=True)
+    group.add_argument("--task", required=True, help="the task file (config/tasks/<name>.yaml)")
     group.add_argument("--data", required=True, help=data_help)
 
 
 def add_zoo_inputs(p: argparse.ArgumentParser, world: bool, data: bool, threads: bool = True) -> None:
     """What a zoo job builds from: the world tasks (and the world, their splits), with its threads."""
     group = p.add_argument_group("zoo inputs")
-    group.add_argument("--task-dir", required=True)
-    group.add_argument("--tasks", nargs="+", required=True)
+    group.add_argument("--tasks", nargs="+", required=True, help="the world tasks' files")
     if world:
         group.add_argument("--world", required=True)
     if data:
@@ -571,8 +578,7 @@ def data_commands(add: Adder) -> None:
     p.add_argument("--out", required=True)
 
     p = add("prepare", cmd_prepare, "write a task's train/test/few_shot splits")
-    p.add_argument("--task", required=True)
-    p.add_argument("--task-dir", required=True)
+    p.add_argument("--task", required=True, help="the task file (config/tasks/<name>.yaml)")
     p.add_argument("--world", help="the world file (world tasks)")
     p.add_argument("--source", choices=["hub", "mirror"], default="hub", help="real tasks: hub or local mirror")
     p.add_argument("--mirror", help="the local mirror folder (--source mirror)")
@@ -636,10 +642,9 @@ def evaluation_commands(add: Adder) -> None:
     p = add("tune", cmd_tune, "train a soft prompt per task for one model, loading it once")
     add_model(p)
     group = p.add_argument_group("tasks")
-    group.add_argument("--task", nargs="+", required=True, help="one or more task names")
-    group.add_argument("--task-dir", required=True)
+    group.add_argument("--task", nargs="+", required=True, help="one or more task files")
     group.add_argument("--data", nargs="+", required=True, help="each task's folder of prepared splits")
-    add_settings(p, job_settings.TuneConfig)
+    add_settings(p, job_settings.TuneSettings)
     p.add_argument(
         "--out-dir", nargs="+", required=True, help="per task: prompt.safetensors, snapshots, curve, meta, peft/"
     )
@@ -701,7 +706,7 @@ def analysis_commands(add: Adder) -> None:
     p.add_argument("--swap", required=True, help="results/tables/swap_distance.csv")
     p.add_argument("--gap", required=True, help="results/tables/score_gap.csv")
     p.add_argument("--out-dir", required=True)
-    p = add("claims", cmd_claims, "check the paper's five claims on this run")
+    p = add("claims", cmd_claims, "check the paper's claims on this run")
     add_analysis(p, scores=True)
     p.add_argument("--swap", required=True, help="results/tables/swap_distance.csv")
     p.add_argument("--out", required=True, help="output stem: writes <out>.csv, .md, .tex")
@@ -709,6 +714,7 @@ def analysis_commands(add: Adder) -> None:
 
     p = add("timings", cmd_timings, "seconds and memory per rule, and the critical path, from benchmark files")
     p.add_argument("--patterns", type=json_object, required=True, help="JSON: {rule: benchmark path pattern}")
+    p.add_argument("--upstream", type=json_object, required=True, help="JSON: {rule: [its upstream rules]}")
     p.add_argument("--benchmarks", nargs="*", default=[], help="the jobs' Snakemake benchmark files")
     p.add_argument("--out-csv", required=True)
     p.add_argument("--out-md", required=True)

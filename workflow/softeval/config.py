@@ -9,6 +9,8 @@ import yaml
 
 from softeval.data.tasks import load_task, task_names
 from softeval.io import read_utf8
+from softeval.judges.factory import JUDGES
+from softeval.model_kinds import kind_of
 from softeval.schema import InputError, fill_defaults, load_schema, validate
 from softeval.settings import RandomModelSettings
 
@@ -61,13 +63,15 @@ def check_config(config: dict[str, Any], source: str, workflow_root: Path) -> di
     if tune["init"] == "text" and not tune.get("init_text"):
         raise InputError(f"{source}: key 'evaluation.tune.init_text' is missing; init 'text' needs it")
     judge = config["evaluation"]["judge"]
-    if judge["name"] != "rule" and not judge.get("model"):
-        raise InputError(f"{source}: key 'evaluation.judge.model' is missing; judge {judge['name']!r} needs a model")
-    if judge["name"] == "openai" and not (judge.get("base_url") or judge.get("base_url_env")):
+    kind = JUDGES.get(judge["name"])
+    missing = [key for key in kind.needs if not judge.get(key)]
+    if missing:
         raise InputError(
-            f"{source}: key 'evaluation.judge.base_url' is missing; judge 'openai' needs the endpoint "
-            "(or base_url_env: the variable that will hold it)"
+            f"{source}: key 'evaluation.judge.{missing[0]}' is missing; judge {judge['name']!r} needs a {missing[0]}"
         )
+    problem = kind.check(judge) if kind.check else None
+    if problem:
+        raise InputError(f"{source}: {problem}")
     if judge.get("base_url") and judge.get("base_url_env"):
         raise InputError(f"{source}: evaluation.judge has base_url and base_url_env; keep one")
     folder = task_dir(config, workflow_root)
@@ -107,7 +111,8 @@ def check_config(config: dict[str, Any], source: str, workflow_root: Path) -> di
 def _check_model_entry(model: dict[str, Any], index: int, source: str) -> None:
     """What the schema cannot say about a model entry's roles."""
     key = f"{source}: key 'models[{index}]"
-    built = "random" if "random" in model else "gguf" if "gguf" in model else None
+    kind = kind_of(model)
+    built = kind.name if kind.built_locally else None
     for role in ("base", "post"):
         entry = model.get(role) or {}
         if built and "id" in entry:
@@ -119,21 +124,20 @@ def _check_model_entry(model: dict[str, Any], index: int, source: str) -> None:
 
 
 def model_kind(model: dict[str, Any]) -> str:
-    """zoo (embedded recipe), random (built locally for smoke runs), gguf (a GGUF file converted
-    locally) or checkpoint (hub id / directory)."""
-    return next((kind for kind in ("zoo", "random", "gguf") if kind in model), "checkpoint")
+    """The name of the entry's kind (softeval.model_kinds): zoo, random, gguf or checkpoint."""
+    return kind_of(model).name
 
 
 def model_options(model: dict[str, Any], role: str) -> dict[str, Any]:
     """How a job loads this model in this role (softeval.engine.models.ModelOptions fields)."""
     entry = model.get(role) or {}
-    kind = model_kind(model)
+    kind = kind_of(model)
     return {
-        "revision": entry.get("revision", "main") if kind == "checkpoint" else None,
+        "revision": entry.get("revision", "main") if kind.hub_revision else None,
         "dtype": entry.get("dtype", "auto"),
         "device_map": model.get("device_map"),
         "trust_remote_code": bool(model.get("trust_remote_code", False)),
-        "chat_template": role == "post" and entry.get("chat_template", kind != "zoo"),
+        "chat_template": role == "post" and entry.get("chat_template", kind.chat_template_default),
         # only when set: every other entry's options (a job parameter) stay as they were
         **({"bin_weights": True} if model.get("bin_weights") else {}),
     }
@@ -163,9 +167,3 @@ def model_entry(config: dict[str, Any], name: str) -> dict[str, Any]:
             return model
     known = ", ".join(m["name"] for m in config["models"])
     raise InputError(f"unknown model {name!r}; the config defines: {known}")
-
-
-def soft_prompt_steps(config: dict[str, Any]) -> list[int]:
-    """Steps whose soft prompts are evaluated: the snapshots and the final step."""
-    tune = config["evaluation"]["tune"]
-    return sorted({*tune["snapshots"], tune["steps"]})

@@ -13,7 +13,7 @@ into different models (and different tables). `portable` pins both paths before 
   with a fixed thread count (`MKL_DYNAMIC`/`OMP_DYNAMIC` off; every job sets its threads).
 
 The cost, measured on a 2-core AMD EPYC (AVX-512) machine, pre-training a zoo model: 1.8x the
-time of the native paths (README, "Reproducible on another machine").
+time of the native paths (docs/reproducing.md).
 """
 
 from __future__ import annotations

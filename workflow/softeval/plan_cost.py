@@ -23,9 +23,10 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
-from softeval.config import model_kind, soft_prompt_steps
+from softeval.config import model_kind
 from softeval.data.tasks import OPTIONS_MAX, TRAIN_MAX, Task, load_task
 from softeval.layout import GENERATIONS, parse_unit_path
+from softeval.plan import soft_prompt_steps
 from softeval.schema import InputError
 
 
@@ -209,7 +210,7 @@ def units_per_task(config: dict[str, Any]) -> int:
     """Evaluated units of one model x role x task: plain methods and one per soft-prompt step."""
     methods = config["evaluation"]["methods"]
     plain = len([m for m in methods if m != "soft_prompt"])
-    return plain + (len(soft_prompt_steps(config)) if "soft_prompt" in methods else 0)
+    return plain + (len(soft_prompt_steps(config["evaluation"]["tune"])) if "soft_prompt" in methods else 0)
 
 
 def unit_prompts(config: dict[str, Any], lengths: TaskLengths) -> list[float]:
@@ -224,7 +225,7 @@ def unit_prompts(config: dict[str, Any], lengths: TaskLengths) -> list[float]:
         prompts.append(lengths.prompt + k * lengths.shot)
     if "soft_prompt" in methods:
         n_tokens = evaluation["tune"]["n_tokens"]
-        prompts += [lengths.prompt + n_tokens] * len(soft_prompt_steps(config))
+        prompts += [lengths.prompt + n_tokens] * len(soft_prompt_steps(config["evaluation"]["tune"]))
     return prompts
 
 

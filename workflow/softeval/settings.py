@@ -74,8 +74,9 @@ class JobSettings:
         hints = typing.get_type_hints(cls)
         for name in names:
             hint = hints[name]
-            if name in data and typing.get_origin(hint) is Literal and data[name] not in typing.get_args(hint):
-                choices = ", ".join(repr(c) for c in typing.get_args(hint))
+            allowed = typing.get_args(hint) if typing.get_origin(hint) is Literal else cls.choices(name)
+            if name in data and allowed is not None and data[name] not in allowed:
+                choices = ", ".join(repr(c) for c in allowed)
                 raise InputError(f"{job} --settings: {name} is {data[name]!r}; use one of {choices}{where}")
         missing = [f.name for f in dataclasses.fields(cls) if _required(f) and f.name not in data]
         if missing:
@@ -85,6 +86,13 @@ class JobSettings:
             for name, value in data.items()
         }
         return cls(**values, given=tuple(data))
+
+    @classmethod
+    def choices(cls, name: str) -> tuple[Any, ...] | None:
+        """The values the schema's enum allows for a field typed `str` (a registry's names: judges,
+        backends; a test keeps each enum equal to its registry), or None when it has none."""
+        enum = section_properties(cls.SECTION).get(name, {}).get("enum")
+        return tuple(enum) if enum is not None else None
 
     def to_json(self) -> dict[str, Any]:
         """The keys the rule passed, in its order: what the job's provenance records."""
@@ -166,7 +174,7 @@ class RandomModelSettings(JobSettings):
 
 
 @job_settings("evaluation.tune")
-class TuneConfig(JobSettings):
+class TuneSettings(JobSettings):
     """Hyper-parameters of one tuning run: evaluation.tune plus the seed (defaults: the schema's,
     the paper's)."""
 
@@ -193,7 +201,7 @@ class GenerateSettings(JobSettings):
     max_new_tokens: int
     batch_size: int
     chunk_size: int
-    backend: Literal["hf", "vllm"]
+    backend: str  # the schema's enum: softeval.engine.backends.BACKENDS's names
     vllm: dict[str, Any]
 
 
@@ -212,7 +220,7 @@ class LoglikSettings(JobSettings):
 class JudgeSettings(JobSettings):
     """softeval judge run / validate: evaluation.judge."""
 
-    name: Literal["rule", "hf", "openai"]
+    name: str  # the schema's enum: softeval.judges.factory.JUDGES's names
     model: str | None = None
     base_url: str | None = None
     base_url_env: str | None
@@ -240,10 +248,18 @@ class AnalysisSettings(JobSettings):
     """softeval tables / figures / claims: what the evidence is computed with. `metric` is the
     score rankings order by (strict: right knowledge in the right format); rules do not pass it."""
 
-    final_step: int
-    first_step: int
+    steps: tuple[int, ...]  # the soft prompt's evaluated steps (softeval.plan.soft_prompt_steps)
     reference_method: Literal["zero_shot", "few_shot", "soft_prompt"]
     bootstrap: int
     seed: int
     closed_tasks: tuple[str, ...] = ()
     metric: Literal["strict", "knowledge", "format"] = "strict"
+
+    @property
+    def first_step(self) -> int:
+        return self.steps[0]
+
+    @property
+    def final_step(self) -> int:
+        """The last tuning step (evaluated whatever the snapshots are)."""
+        return self.steps[-1]

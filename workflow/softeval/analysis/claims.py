@@ -1,4 +1,7 @@
-"""The paper's five claims (arXiv:2606.12117), checked on this run's per-example scores.
+"""The paper's claims (arXiv:2606.12117), checked on this run's per-example scores.
+
+A claim is one object (`Claim`: number, statement, what the run needs for it, its check) in the
+`CLAIMS` registry; `@claim(...)` on a check function adds one (docs/extending.md).
 
 Each claim is split into parts; each part has an estimate and a 95% interval, and one verdict rule:
 
@@ -8,7 +11,7 @@ Each claim is split into parts; each part has an estimate and a 95% interval, an
 - **not applicable**: the run cannot test it (one model: no ranking; no post-trained twins;
   format already at the level before tuning: nothing to climb).
 
-What the intervals are (coverage measured by simulation in tests/test_coverage.py):
+What the intervals are (coverage measured by simulation in tests/unit/analysis/test_coverage.py):
 - means and mean differences (claims 1, 2, 5; claim 4's near-zero share): paired percentile
   bootstrap over test examples, one index matrix per task shared by every model and method;
 - claim 3: the expected difference of swap distances on a test set of this size, both rankings
@@ -51,23 +54,14 @@ from softeval.analysis.publish import write_table
 from softeval.analysis.ranking import bootstrap_swap_distances, swap_distances_of_scores
 from softeval.analysis.tables import ALL_TASKS, BASELINES, methods_in, unit_rows
 from softeval.io import atomic_write_text
+from softeval.registry import Registry
 from softeval.settings import AnalysisSettings
 
 HOLDS, NOT_SHOWN, REFUTED, NOT_APPLICABLE = "holds", "not shown", "refuted", "not applicable"
 VERDICTS = (HOLDS, NOT_SHOWN, REFUTED, NOT_APPLICABLE)
-STATEMENTS = {
-    1: "Format without knowledge: under soft-prompt tuning, format accuracy climbs to 90-100% while "
-    "knowledge accuracy stays flat; closed tasks saturate first (the paper: about step 40), open tasks later "
-    "(about step 80)",
-    2: "Soft prompting beats zero-shot and few-shot on base models, and on post-trained models too",
-    3: "Soft-prompted base rankings predict post-trained rankings: smaller swap distance to the post-trained "
-    "ranking than zero-shot and few-shot",
-    4: "Agreement under zero- and few-shot is largely an artifact of score compression: compressed scores leave "
-    "the ranking to tie-breaks; soft prompting lifts scores so that rankings are decided by scores",
-    5: "The score gap between base and post-trained models is smallest under soft prompting",
-}
 LABEL = {"zero_shot": "zero-shot", "few_shot": "few-shot", "soft_prompt": "soft prompt"}
 
+ClaimCheck = Callable[["Inputs"], list["Part"]]
 # (model, task, method, step) of a base model -> (the option each test example chose, options per question)
 ChoiceReader = Callable[[str, str, str, int | None], tuple[list[int], int]]
 
@@ -152,22 +146,59 @@ class Inputs:
         return [m for m in BASELINES if m in self.methods]
 
 
+@dataclass(frozen=True)
+class Need:
+    """Something a claim needs the run to have; without it the claim is not applicable."""
+
+    met: Callable[[Inputs], bool]
+    reason: str  # why the claim is not applicable, in the claims table
+
+
+NEEDS: dict[str, Need] = {
+    "soft_prompt": Need(lambda inputs: "soft_prompt" in inputs.methods, "no soft-prompt units in this run"),
+    "baselines": Need(lambda inputs: bool(inputs.baselines()), "no zero-shot or few-shot units to compare with"),
+}
+
+
+@dataclass(frozen=True)
+class Claim:
+    """One claim of the paper: its statement, what the run needs for it, and its check (one Part per part)."""
+
+    number: int
+    statement: str
+    needs: tuple[str, ...]
+    check: Callable[[Inputs], list[Part]]
+
+    @property
+    def title(self) -> str:
+        return self.statement.split(":")[0]
+
+
+CLAIMS: Registry[Claim] = Registry("claim", "softeval.analysis.claims.CLAIMS")
+
+
+def claim(number: int, statement: str, needs: tuple[str, ...] = ("soft_prompt",)) -> Callable[[ClaimCheck], ClaimCheck]:
+    """Decorator on a check function: registers it as claim `number` (numbers are the paper's)."""
+    unknown = [need for need in needs if need not in NEEDS]
+    if unknown:
+        raise ValueError(f"claim {number}: unknown need {unknown[0]!r}; one of {', '.join(NEEDS)}")
+
+    def add(check: ClaimCheck) -> ClaimCheck:
+        CLAIMS.add(str(number), Claim(number, statement, needs, check))
+        return check
+
+    return add
+
+
 def check_claims(inputs: Inputs) -> pd.DataFrame:
     """One row per part of each claim: verdict, estimate, interval and the evidence in words."""
     parts: list[Part] = []
-    if "soft_prompt" not in inputs.methods:
-        for claim in STATEMENTS:
-            parts.append(Part(claim, "all", NOT_APPLICABLE, "no soft-prompt units in this run"))
-    else:
-        parts += claim_format_without_knowledge(inputs)
-        if inputs.baselines():
-            parts += claim_beats_baselines(inputs)
-            parts += claim_predicts_rankings(inputs)
-            parts += claim_score_compression(inputs)
-            parts += claim_smallest_gap(inputs)
+    for item in CLAIMS.values():
+        missing = next((NEEDS[need] for need in item.needs if not NEEDS[need].met(inputs)), None)
+        if missing:
+            parts.append(Part(item.number, "all", NOT_APPLICABLE, missing.reason))
         else:
-            for claim in (2, 3, 4, 5):
-                parts.append(Part(claim, "all", NOT_APPLICABLE, "no zero-shot or few-shot units to compare with"))
+            parts += item.check(inputs)
     return pd.DataFrame([p.row() for p in parts])
 
 
@@ -182,6 +213,13 @@ def claim_verdicts(parts: pd.DataFrame) -> dict[int, str]:
 # ---- 1: format without knowledge --------------------------------------------------------------
 
 
+@claim(
+    1,
+    "Format without knowledge: under soft-prompt tuning, format accuracy climbs to 90-100% while "
+    "knowledge accuracy stays flat; closed tasks saturate first (the paper: about step 40), open tasks later "
+    "(about step 80)",
+    needs=("soft_prompt",),
+)
 def claim_format_without_knowledge(inputs: Inputs) -> list[Part]:
     settings, parts = inputs.settings, []
     first, final = settings.first_step, settings.final_step
@@ -348,6 +386,11 @@ def _never(step: int, final: int) -> str:
 # ---- 2: soft prompting beats the baselines ----------------------------------------------------
 
 
+@claim(
+    2,
+    "Soft prompting beats zero-shot and few-shot on base models, and on post-trained models too",
+    needs=("soft_prompt", "baselines"),
+)
 def claim_beats_baselines(inputs: Inputs) -> list[Part]:
     settings, parts = inputs.settings, []
     for role in ("base", "post"):
@@ -433,6 +476,12 @@ def reference_examples(inputs: Inputs, task: str) -> dict[str, np.ndarray]:
     }
 
 
+@claim(
+    3,
+    "Soft-prompted base rankings predict post-trained rankings: smaller swap distance to the post-trained "
+    "ranking than zero-shot and few-shot",
+    needs=("soft_prompt", "baselines"),
+)
 def claim_predicts_rankings(inputs: Inputs) -> list[Part]:
     missing = _ranking_not_applicable(inputs, 3)
     if missing:
@@ -523,6 +572,12 @@ def random_tie_break_savings(inputs: Inputs, method: str) -> tuple[int, float, n
     return alphabetical, expected, savings
 
 
+@claim(
+    4,
+    "Agreement under zero- and few-shot is largely an artifact of score compression: compressed scores leave "
+    "the ranking to tie-breaks; soft prompting lifts scores so that rankings are decided by scores",
+    needs=("soft_prompt", "baselines"),
+)
 def claim_score_compression(inputs: Inputs) -> list[Part]:
     missing = _ranking_not_applicable(inputs, 4)
     if missing:
@@ -565,6 +620,11 @@ def claim_score_compression(inputs: Inputs) -> list[Part]:
 # ---- 5: score gap -----------------------------------------------------------------------------
 
 
+@claim(
+    5,
+    "The score gap between base and post-trained models is smallest under soft prompting",
+    needs=("soft_prompt", "baselines"),
+)
 def claim_smallest_gap(inputs: Inputs) -> list[Part]:
     if "post" not in inputs.roles:
         return [Part(5, "all", NOT_APPLICABLE, "no post-trained models: no score gap")]
@@ -668,12 +728,13 @@ def write_claims(
         "when all its parts hold.",
         "",
     ]
-    for claim, statement in STATEMENTS.items():
-        lines += [f"## {claim}. {statement.split(':')[0]} — {verdicts.get(claim, NOT_APPLICABLE)}", ""]
-        lines += [f"*The paper:* {statement}.", ""]
-        if published and claim in published[1]:
-            lines += [f"*Published ({published[0]}):* {published[1][claim]}.", ""]
-        for row in parts[parts["claim"] == claim].itertuples():
+    for item in CLAIMS.values():
+        number = item.number
+        lines += [f"## {number}. {item.title} — {verdicts.get(number, NOT_APPLICABLE)}", ""]
+        lines += [f"*The paper:* {item.statement}.", ""]
+        if published and number in published[1]:
+            lines += [f"*Published ({published[0]}):* {published[1][number]}.", ""]
+        for row in parts[parts["claim"] == number].itertuples():
             lines.append(f"- **{row.part}** — {row.verdict}. {row.evidence}.")
         lines.append("")
     note = None if swap is None else truth_note(swap)

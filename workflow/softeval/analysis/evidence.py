@@ -67,7 +67,7 @@ def bias_shifted_interval(estimate: float, draws: np.ndarray) -> Interval:
     For swap distances: resampling adds noise, and noise only ever adds discordant pairs among
     close models, so raw percentiles sit above the distance a test set of this size gives on
     average; shifting them back is what lets the interval cover that expectation (measured by
-    simulation in tests/test_coverage.py)."""
+    simulation in tests/unit/analysis/test_coverage.py)."""
     shift = float(np.mean(draws)) - estimate
     return Interval(estimate, float(np.percentile(draws, 2.5)) - shift, float(np.percentile(draws, 97.5)) - shift)
 

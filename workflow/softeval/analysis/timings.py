@@ -3,8 +3,9 @@
 Every rule writes a benchmark file (`benchmark:`; seconds, max RSS and CPU time of its job).
 The per-rule table says which stage costs what; the critical path is the chain of dependent
 jobs with the largest summed time, the least wall time the run could take on unlimited cores.
-Dependencies are the rules' (UPSTREAM, a test checks it against Snakemake's rule graph):
-a job depends on the jobs of its upstream rules whose wildcards agree with its own.
+Dependencies are the rules' (softeval.plan.RULES, passed by the rule; a test checks them against
+Snakemake's rule graph): a job depends on the jobs of its upstream rules whose wildcards agree
+with its own.
 """
 
 from __future__ import annotations
@@ -19,30 +20,9 @@ from typing import Any
 
 from softeval.schema import InputError
 
-# Each rule's upstream rules (pretrain and posttrain make a model's base and post role).
-UPSTREAM: dict[str, tuple[str, ...]] = {
-    "build_world": (),
-    "prepare_task": ("build_world",),
-    "train_tokenizer": ("build_world",),
-    "pretrain": ("train_tokenizer",),
-    "posttrain": ("pretrain", "prepare_task"),
-    "probe_zoo_model": ("pretrain", "posttrain", "prepare_task"),
-    "zoo_report": ("probe_zoo_model",),
-    "random_tokenizer": ("prepare_task",),
-    "random_model": ("random_tokenizer",),
-    "convert_gguf": (),
-    "tune": ("pretrain", "posttrain", "random_model", "convert_gguf", "prepare_task"),
-    "evaluate": ("pretrain", "posttrain", "random_model", "convert_gguf", "prepare_task"),
-    "evaluate_closed": ("pretrain", "posttrain", "random_model", "convert_gguf", "prepare_task"),
-    "evaluate_soft_prompt": ("tune",),
-    "evaluate_soft_prompt_closed": ("tune",),
-    "judge": ("evaluate", "evaluate_closed", "evaluate_soft_prompt", "evaluate_soft_prompt_closed", "prepare_task"),
-    "aggregate": ("judge", "prepare_task"),
-    "tables": ("aggregate", "zoo_report", "judge", "evaluate_soft_prompt_closed"),
-    "figures": ("tables",),
-    "claims": ("tables", "judge", "evaluate_soft_prompt_closed"),
-    "judge_validation": (),
-}
+# Each rule's upstream rules (softeval.plan.RULES; the timings rule passes them): a job depends on
+# the jobs of its upstream rules whose wildcards agree with its own.
+Upstream = dict[str, tuple[str, ...]] | dict[str, list[str]]
 # Wildcards a rule's jobs have without naming them: which role of a zoo model they make.
 IMPLIED = {"pretrain": {"role": "base"}, "posttrain": {"role": "post"}}
 
@@ -102,19 +82,19 @@ def _agree(parent: JobTime, child: JobTime) -> bool:
     return all(a[key] == b[key] for key in shared)
 
 
-def critical_path(jobs: list[JobTime]) -> list[JobTime]:
+def critical_path(jobs: list[JobTime], upstream: Upstream) -> list[JobTime]:
     """The chain of dependent jobs with the largest summed seconds, first job first."""
-    unknown = sorted({job.rule for job in jobs} - set(UPSTREAM))
+    unknown = sorted({job.rule for job in jobs} - set(upstream))
     if unknown:
-        raise InputError(f"no dependencies known for rule {unknown[0]} (softeval.analysis.timings.UPSTREAM)")
+        raise InputError(f"no dependencies known for rule {unknown[0]} (softeval.plan.RULES)")
     by_rule: dict[str, list[int]] = {}
     for i, job in enumerate(jobs):
         by_rule.setdefault(job.rule, []).append(i)
     best: dict[int, float] = {}
     before: dict[int, int | None] = {}
-    for rule in TopologicalSorter(UPSTREAM).static_order():  # upstream rules first
+    for rule in TopologicalSorter(upstream).static_order():  # upstream rules first
         for i in by_rule.get(rule, []):
-            parents = [p for up in UPSTREAM[rule] for p in by_rule.get(up, []) if _agree(jobs[p], jobs[i])]
+            parents = [p for up in upstream[rule] for p in by_rule.get(up, []) if _agree(jobs[p], jobs[i])]
             parent = max(parents, key=lambda p: best[p], default=None)
             before[i] = parent
             best[i] = jobs[i].seconds + (best[parent] if parent is not None else 0.0)
@@ -154,14 +134,16 @@ def rule_rows(jobs: list[JobTime], path: list[JobTime]) -> list[dict[str, Any]]:
     return sorted(rows, key=lambda row: -row["total_s"])
 
 
-def write_timings(benchmarks: list[Path], patterns: dict[str, str], out_csv: Path, out_md: Path) -> None:
+def write_timings(
+    benchmarks: list[Path], patterns: dict[str, str], upstream: Upstream, out_csv: Path, out_md: Path
+) -> None:
     """results/tables/timings.csv (per rule) and timings.md (the same, the critical path, totals)."""
     import pandas as pd
 
     from softeval.io import atomic_write_text
 
     jobs = [read_benchmark(Path(p), patterns) for p in benchmarks]
-    path = critical_path(jobs)
+    path = critical_path(jobs, upstream)
     table = pd.DataFrame(
         rule_rows(jobs, path),
         columns=[

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import re
 import string
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -60,6 +60,9 @@ class Task:
     harness_generation: HarnessGeneration | None = None  # where the harness's own response ends
     shots: str = SEEDED_SHOTS  # few-shot selection: SEEDED_SHOTS or FIRST_IN_GROUP (softeval.engine.methods)
     cost: dict[str, Any] | None = None  # planning figures for `softeval plan-cost` only (never read by evaluation)
+    # the shared blocks the file includes (inputs of every job that reads it): where the task
+    # came from, not what it means, so not compared
+    includes: tuple[Path, ...] = field(default=(), compare=False)
 
     @property
     def closed(self) -> bool:
@@ -199,13 +202,22 @@ def load_task(task_dir: Path | str, name: str) -> Task:
             f"{path}: task file not found for task {name!r}; available: {', '.join(known) or 'none'} "
             "(fix the name under 'tasks' in the config or add the file)"
         )
+    return load_task_file(path)
+
+
+def load_task_file(path: Path | str) -> Task:
+    """Load and check one task file (the task is named after it); every problem is one InputError line."""
+    path = Path(path)
+    if not path.is_file():
+        raise InputError(f"{path}: task file not found; pass an existing config/tasks/<name>.yaml")
+    check_slug(path.stem, "task")
     data, included = read_task_data(path)
     label = f"{path} (with {', '.join(p.name for p in included)})" if included else str(path)
     validate(data, "task", label, DOCS)
-    return _build(data, path)
+    return _build(data, path, tuple(included))
 
 
-def _build(data: dict[str, Any], path: Path) -> Task:
+def _build(data: dict[str, Any], path: Path, includes: tuple[Path, ...] = ()) -> Task:
     def fail(key: str, problem: str) -> InputError:
         return InputError(f"{path}: field '{key}' {problem} (see {DOCS})")
 
@@ -268,6 +280,7 @@ def _build(data: dict[str, Any], path: Path) -> Task:
         harness_generation=harness_generation,
         shots=shots,
         cost=data.get("cost"),
+        includes=includes,
     )
 
 
@@ -285,7 +298,8 @@ def _harness_generation(data: dict[str, Any], fail: Any) -> HarnessGeneration | 
         return None
     if not scored_from_text:
         raise fail("harness_generation", "is given but no harness score reads a response (exact_match, math_verify)")
-    return HarnessGeneration(tuple(given["until"]), int(given.get("max_gen_toks", 256)))
+    budget = {"max_gen_toks": int(given["max_gen_toks"])} if "max_gen_toks" in given else {}
+    return HarnessGeneration(tuple(given["until"]), **budget)
 
 
 def _check_template(template: str, key: str, fields: tuple[str, ...], fail: Any) -> None:

@@ -17,7 +17,7 @@ import torch
 from softeval.engine.generate import Generation, Until, generate_greedy, stop_token_ids
 from softeval.engine.methods import ChatWrap
 from softeval.engine.models import ModelOptions, load_model
-from softeval.schema import InputError
+from softeval.registry import Registry
 from softeval.settings import GenerateSettings
 
 
@@ -132,16 +132,13 @@ class VLLMBackend:
         return model.generate(prompts, vectors, stops, max_new_tokens, eos_ids, also)
 
 
-BACKENDS: dict[str, Callable[[GenerateSettings], GenerationBackend]] = {"hf": HFBackend, "vllm": VLLMBackend}
+BACKENDS: Registry[Callable[[GenerateSettings], GenerationBackend]] = Registry(
+    "generation backend", "evaluation.generate.backend"
+)
+BACKENDS.add("hf", HFBackend)
+BACKENDS.add("vllm", VLLMBackend)
 
 
 def backend_for(settings: GenerateSettings) -> GenerationBackend:
     """The backend evaluation.generate.backend names."""
-    try:
-        make = BACKENDS[settings.backend]
-    except KeyError:
-        raise InputError(
-            f"unknown generation backend {settings.backend!r}; use one of {', '.join(BACKENDS)} "
-            "(config key evaluation.generate.backend)"
-        ) from None
-    return make(settings)
+    return BACKENDS.get(settings.backend)(settings)

@@ -106,7 +106,7 @@ def stop_string_seen(tokenizer: Any, ids: list[int], stops: Sequence[str], windo
     the whole answer again: GSM8K/MATH budgets run to hundreds of tokens). A tail that decodes
     to too few characters (tokens that decode to nothing) is widened to the whole output, and a
     stop seen in the tail is confirmed on the whole output, so the answer is exactly the one a
-    full decode at every step would give (tests/test_generate.py compares the two)."""
+    full decode at every step would give (tests/unit/engine/test_generate.py compares the two)."""
     if not stops:
         return False
     tail = tokenizer.decode(ids[-window:], skip_special_tokens=True)

@@ -28,7 +28,7 @@ from softeval.engine.context import prompt_limit
 from softeval.engine.models import input_device
 from softeval.io import atomic_directory, atomic_file
 from softeval.schema import InputError
-from softeval.settings import TuneConfig
+from softeval.settings import TuneSettings
 
 PROMPT_KEY = "prompt"
 
@@ -98,7 +98,7 @@ def answer_loss(model: Any, vectors: torch.Tensor | None, batch: TokenBatch) -> 
     return -logprobs.mean()
 
 
-def initial_vectors(model: Any, tokenizer: Any, config: TuneConfig, generator: torch.Generator) -> torch.Tensor:
+def initial_vectors(model: Any, tokenizer: Any, config: TuneSettings, generator: torch.Generator) -> torch.Tensor:
     """Starting vectors: sampled vocabulary rows, an init text's embeddings, or noise.
 
     Rows go through the embedding module, never its raw `.weight`: some models scale inside it
@@ -134,7 +134,7 @@ def embedding_std(embed: Any, chunk: int = 8192) -> float:
     return math.sqrt(max(0.0, (squares - total * total / count) / (count - 1)))
 
 
-def lr_factor(step: int, config: TuneConfig) -> float:
+def lr_factor(step: int, config: TuneSettings) -> float:
     if step < config.warmup_steps:
         return (step + 1) / config.warmup_steps
     if config.schedule == "cosine":
@@ -154,7 +154,7 @@ def tune(
     model: Any,
     tokenizer: Any,
     pairs: Sequence[tuple[str, str]],
-    config: TuneConfig,
+    config: TuneSettings,
     on_snapshot: Callable[[int, torch.Tensor], None] | None = None,
 ) -> TuneResult:
     """Train the soft prompt on (prompt, answer) pairs; the model's weights never change."""

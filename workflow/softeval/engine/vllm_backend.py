@@ -11,7 +11,7 @@ the Hugging Face path (softeval.engine.context), instead of failing the whole ca
 Greedy decoding, the task's stop strings and the model's end-of-turn ids; a second reading
 (`also`, lm-evaluation-harness's stops and budget) is a second request per prompt, which vLLM's
 prefix cache makes cheap (greedy: the same continuation, read to other ends). The Hugging Face
-backend stays the reference: tests/test_vllm.py compares the two where vLLM and a GPU exist.
+backend stays the reference: tests/unit/engine/test_vllm.py compares the two where vLLM and a GPU exist.
 """
 
 from __future__ import annotations

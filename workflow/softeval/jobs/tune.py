@@ -14,7 +14,7 @@ from softeval.data.splits import load_split
 from softeval.data.tasks import Task
 from softeval.engine.methods import ChatWrap, build_prompts, response_target
 from softeval.engine.models import ModelOptions, model_identity
-from softeval.engine.softprompt import TuneConfig, export_peft, lr_factor, save_prompt, tune
+from softeval.engine.softprompt import TuneSettings, export_peft, lr_factor, save_prompt, tune
 from softeval.io import atomic_write_json, atomic_write_text
 from softeval.jobs.common import load_with_chat
 from softeval.layout import snapshot_name
@@ -42,7 +42,7 @@ def run_tunes(
     *,
     model: str,
     units: list[TuneUnit],
-    config: TuneConfig,
+    config: TuneSettings,
     threads: int,
     model_options: ModelOptions | None = None,
 ) -> list[dict[str, Any]]:
@@ -63,7 +63,7 @@ def run_tune(
     model: str,
     task: Task,
     data_dir: Path,
-    config: TuneConfig,
+    config: TuneSettings,
     threads: int,
     out_dir: Path,
     model_options: ModelOptions | None = None,
@@ -74,7 +74,7 @@ def run_tune(
 
 
 def tune_unit(
-    ref: str, loaded: Any, unit: TuneUnit, config: TuneConfig, options: ModelOptions, load_seconds: float
+    ref: str, loaded: Any, unit: TuneUnit, config: TuneSettings, options: ModelOptions, load_seconds: float
 ) -> dict[str, Any]:
     """Write prompt.safetensors, step<N>.safetensors, curve.csv, meta.json and peft/ to the unit's folder.
 

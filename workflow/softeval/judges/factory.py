@@ -1,19 +1,22 @@
-"""The judge a config's evaluation.judge names: the rule judge, or an LLM (hf, openai) behind
-the rule cascade. One place builds judges, for the judge job and for judge validation."""
+"""The judges a config's evaluation.judge can name: the registry, and the built-in ones (the rule
+judge, or an LLM behind the rule cascade: hf, openai). One place builds judges, for the judge
+job and for judge validation; a new judge is a builder registered here and a schema enum entry
+(docs/extending.md)."""
 
 from __future__ import annotations
 
 import os
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from softeval.judges.rule import Judge, RuleJudge
+from softeval.registry import Registry
 from softeval.schema import InputError
 from softeval.settings import JudgeSettings
 
 WORKFLOW_ROOT = Path(__file__).resolve().parents[3]
-NEEDS = {"hf": ("model",), "openai": ("model",)}
 
 
 def judge_settings(settings: JudgeSettings | Mapping[str, Any] | str) -> JudgeSettings:
@@ -48,36 +51,89 @@ def judge_url(settings: JudgeSettings) -> str:
     return url
 
 
+@dataclass(frozen=True)
+class JudgeKind:
+    """One judge a config can name (evaluation.judge.name)."""
+
+    build: Callable[[JudgeSettings, int], Judge]  # (settings, threads) -> the judge
+    needs: tuple[str, ...] = ()  # evaluation.judge keys it cannot do without
+    # job input name -> the evaluation.judge key holding a file whose change reruns the judging
+    workflow_inputs: dict[str, str] = field(default_factory=dict)
+    # what the config check asks beyond `needs`: evaluation.judge -> a problem ("key ... is missing; ...") or None
+    check: Callable[[Mapping[str, Any]], str | None] | None = None
+
+
+JUDGES: Registry[JudgeKind] = Registry("judge", "evaluation.judge.name")
+
+
+def register_judge(
+    name: str,
+    needs: tuple[str, ...] = (),
+    workflow_inputs: dict[str, str] | None = None,
+    check: Callable[[Mapping[str, Any]], str | None] | None = None,
+) -> Callable[[Callable[[JudgeSettings, int], Judge]], Callable[[JudgeSettings, int], Judge]]:
+    """Decorator on a builder (settings, threads) -> Judge: the judge `name` (docs/extending.md)."""
+
+    def add(build: Callable[[JudgeSettings, int], Judge]) -> Callable[[JudgeSettings, int], Judge]:
+        JUDGES.add(name, JudgeKind(build, needs, dict(workflow_inputs or {}), check))
+        return build
+
+    return add
+
+
 def make_judge(settings: JudgeSettings | Mapping[str, Any] | str, threads: int = 1) -> Judge:
     settings = judge_settings(settings)
-    if settings.name == "rule":
-        return RuleJudge()
-    from softeval.judges.local_lm import CascadeJudge, JudgePrompts, VerdictCache
-
-    missing = [key for key in NEEDS[settings.name] if not getattr(settings, key)]
+    kind = JUDGES.get(settings.name)
+    missing = [key for key in kind.needs if not getattr(settings, key)]
     if missing:
         raise InputError(f"judge {settings.name!r} needs evaluation.judge.{missing[0]}")
-    if settings.name == "openai":
-        judge_url(settings)  # a missing URL stops the job before anything loads
+    return kind.build(settings, threads)
+
+
+@register_judge("rule")
+def rule_judge(settings: JudgeSettings, threads: int) -> Judge:
+    """The task's own extraction and comparison (no model)."""
+    return RuleJudge()
+
+
+@register_judge("hf", needs=("model",), workflow_inputs={"judge_model": "model", "judge_prompts": "prompts"})
+def local_model_judge(settings: JudgeSettings, threads: int) -> Judge:
+    """A local Hugging Face model behind the rule cascade."""
+    from softeval.engine.models import load_model
+    from softeval.judges.local_lm import CascadeJudge, HFJudge, JudgePrompts, VerdictCache
+
     prompts, cache = JudgePrompts.load(prompts_file(settings)), VerdictCache(settings.cache)
-    if settings.name == "hf":
-        from softeval.engine.models import load_model
-        from softeval.judges.local_lm import HFJudge
+    model, tokenizer = load_model(settings.model, threads)
+    backend = HFJudge(model, tokenizer, settings.model, prompts, cache, settings.batch_size)
+    return CascadeJudge(backend, cascade=settings.cascade)
 
-        model, tokenizer = load_model(settings.model, threads)
-        backend = HFJudge(model, tokenizer, settings.model, prompts, cache, settings.batch_size)
-    else:
-        from softeval.judges.openai_compatible import OpenAIJudge
 
-        backend = OpenAIJudge(
-            base_url=judge_url(settings),
-            model=settings.model,
-            prompts=prompts,
-            cache=cache,
-            api_key_env=settings.api_key_env,
-            concurrency=settings.concurrency,
-            timeout=settings.timeout,
-            max_retries=settings.max_retries,
-            extra_body=settings.extra_body,
-        )
+def _has_endpoint(judge: Mapping[str, Any]) -> str | None:
+    if judge.get("base_url") or judge.get("base_url_env"):
+        return None
+    return (
+        "key 'evaluation.judge.base_url' is missing; judge 'openai' needs the endpoint "
+        "(or base_url_env: the variable that will hold it)"
+    )
+
+
+@register_judge("openai", needs=("model",), workflow_inputs={"judge_prompts": "prompts"}, check=_has_endpoint)
+def openai_judge(settings: JudgeSettings, threads: int) -> Judge:
+    """An OpenAI-compatible server (vLLM, TGI, a hosted API) behind the rule cascade."""
+    from softeval.judges.local_lm import CascadeJudge, JudgePrompts, VerdictCache
+    from softeval.judges.openai_compatible import OpenAIJudge
+
+    url = judge_url(settings)  # a missing URL stops the job before anything loads
+    prompts, cache = JudgePrompts.load(prompts_file(settings)), VerdictCache(settings.cache)
+    backend = OpenAIJudge(
+        base_url=url,
+        model=settings.model,
+        prompts=prompts,
+        cache=cache,
+        api_key_env=settings.api_key_env,
+        concurrency=settings.concurrency,
+        timeout=settings.timeout,
+        max_retries=settings.max_retries,
+        extra_body=settings.extra_body,
+    )
     return CascadeJudge(backend, cascade=settings.cascade)

@@ -1,0 +1,196 @@
+"""The run plan (softeval.plan): what each shipped config asks the workflow to build, checked on
+values (units, steps, settings JSON, model references and resources, files, jobs), without Snakemake."""
+
+from __future__ import annotations
+
+import copy
+import json
+from pathlib import Path
+
+import pytest
+
+import softeval.plan as plan_module
+from softeval.config import check_config, load_config_file
+from softeval.plan import RULES, Plan, benchmark_pattern, soft_prompt_steps
+from softeval.schema import InputError
+from tests.conftest import ROOT
+
+DEFAULT = ROOT / "config" / "config.yaml"
+
+
+def config_of(*files: Path, **overrides) -> dict:
+    """Config files laid over config/config.yaml, as snakemake --configfile does, validated."""
+    config = load_config_file(DEFAULT)
+    for path in files:
+        config.update(load_config_file(path))
+    config.update(overrides)
+    return check_config(copy.deepcopy(config), "test", ROOT)
+
+
+@pytest.fixture(scope="module")
+def default() -> Plan:
+    return Plan.from_config(config_of(), ROOT, ROOT)
+
+
+@pytest.fixture(scope="module")
+def smoke() -> Plan:
+    return Plan.from_config(config_of(ROOT / "tests" / "configs" / "smoke.yaml"), ROOT, ROOT)
+
+
+def test_each_task_file_is_read_once(monkeypatch):
+    reads: list[str] = []
+    real = plan_module.load_task_file
+    monkeypatch.setattr(plan_module, "load_task_file", lambda path: reads.append(str(path)) or real(path))
+    plan = Plan.from_config(config_of(), ROOT, ROOT)
+    plan.prepare_inputs("world_choice"), plan.task_includes(*plan.task_names), plan.jobs(), plan.targets()
+    assert sorted(reads) == sorted(f"config/tasks/{t}.yaml" for t in plan.task_names)
+
+
+def test_the_steps_have_one_name_and_every_job_reads_them_from_there(default):
+    tune = default.config["evaluation"]["tune"]
+    assert default.steps == soft_prompt_steps(tune) == sorted({*tune["snapshots"], tune["steps"]})
+    assert soft_prompt_steps({"snapshots": [40, 0, 40], "steps": 80}) == [0, 40, 80]
+    assert json.loads(default.tune_settings())["snapshots"] == default.steps
+    assert json.loads(default.analysis_settings())["steps"] == default.steps
+    assert default.step_units == [f"soft_prompt/step{s}" for s in default.steps]
+    assert default.units == ["zero_shot", "few_shot", *default.step_units]
+
+
+def test_settings_are_the_json_their_jobs_parse(default):
+    from softeval.settings import AnalysisSettings, GenerateSettings, JudgeSettings, LoglikSettings, TuneSettings
+
+    analysis = AnalysisSettings.parse(json.loads(default.analysis_settings()), "tables")
+    assert (analysis.first_step, analysis.final_step) == (
+        default.steps[0],
+        default.config["evaluation"]["tune"]["steps"],
+    )
+    assert set(analysis.closed_tasks) == {"world_choice"}
+    TuneSettings.parse(json.loads(default.tune_settings()), "tune")
+    GenerateSettings.parse(json.loads(default.generate_settings()), "generate")
+    LoglikSettings.parse(json.loads(default.loglik_settings()), "loglik")
+    judge = JudgeSettings.parse(json.loads(default.judge_settings()), "judge")
+    assert judge.name == "rule" and not Path(judge.prompts).is_absolute()  # inside the checkout: relative
+    assert default.config["evaluation"]["judge"]["prompts"] != judge.prompts or "/" in judge.prompts
+    # sorted keys: the same config gives the same parameter string (Snakemake reruns on a change)
+    assert default.generate_settings() == json.dumps(json.loads(default.generate_settings()), sort_keys=True)
+
+
+def test_model_references_follow_the_kind(default, smoke):
+    assert default.kinds["scholar"].name == "zoo" and default.zoo_models == default.models and default.has_truth
+    assert default.model_ref("scholar", "post") == "results/zoo/scholar/post"
+    assert default.model_inputs("scholar", "base") == {"model": "results/zoo/scholar/base"}
+    assert smoke.model_ref("rand-a", "base") == "results/random/rand-a/base"
+    assert not smoke.has_truth and smoke.zoo_models == []
+    assert smoke.random_vocabularies() == [32000]
+    assert smoke.chat_template("rand-a", "post") and not smoke.chat_template("rand-a", "base")
+
+
+def test_checkpoint_and_gguf_models_are_referenced_as_their_entries_say(tmp_path):
+    gguf = tmp_path / "m.gguf"
+    gguf.write_bytes(b"GGUF")
+    models = [
+        {"name": "hub", "base": {"id": "org/base"}, "post": {"id": "org/post"}, "resources": {"mem_mb": 9000}},
+        {"name": "file", "gguf": {"path": str(gguf)}},
+    ]
+    plan = Plan.from_config(config_of(ROOT / "tests" / "configs" / "smoke.yaml", models=models), ROOT, ROOT)
+    assert [plan.kinds[m].name for m in plan.models] == ["checkpoint", "gguf"]
+    assert plan.model_ref("hub", "post") == "org/post" and plan.model_inputs("hub", "post") == {}  # a hub id: no files
+    assert json.loads(plan.model_options("hub", "base"))["revision"] == "main"
+    assert json.loads(plan.model_options("file", "base"))["revision"] is None
+    assert plan.resource("hub", "mem_mb") == 9000 and plan.resource("file", "mem_mb") != 9000
+    assert plan.model_ref("file", "base") == plan.model_ref("file", "post") == "results/gguf/file"
+    assert plan.gguf_file("file") == str(gguf) and plan.jobs()["convert_gguf"] == [{"model": "file"}]
+    local = tmp_path / "ckpt"
+    local.mkdir()
+    (local / "config.json").write_text("{}")
+    (local / ".hidden").write_text("")
+    models[0] = {"name": "hub", "base": {"id": str(local)}, "post": {"id": str(local)}}
+    plan = Plan.from_config(config_of(ROOT / "tests" / "configs" / "smoke.yaml", models=models), ROOT, ROOT)
+    assert plan.model_inputs("hub", "base") == {"model": [str(local / "config.json")]}  # each file, no dot files
+
+
+def test_zoo_jobs_are_small_cpu_jobs_whatever_the_resources(default):
+    config = copy.deepcopy(default.config)
+    config["evaluation"]["resources"] = {"gpu": 1, "mem_mb": 64000, "runtime": 600, "cpus": 8}
+    plan = Plan.from_config(config, ROOT, ROOT)
+    assert [plan.resource("scholar", k) for k in ("gpu", "mem_mb", "runtime")] == [0, 2000, 30]
+    assert plan.model_resource_keys == ["gpu", "mem_mb", "runtime"]
+
+
+def test_data_preparation_reads_the_world_a_mirror_or_local_files(default, smoke):
+    assert default.prepare_inputs("world_numeric") == {
+        "task": "config/tasks/world_numeric.yaml",
+        "task_includes": [],
+        "world": "results/world/world.json",
+    }
+    assert default.prepare_arguments("world_numeric", "results/world/world.json") == [
+        "--world",
+        "results/world/world.json",
+    ]
+    mmlu = smoke.prepare_inputs("mmlu")
+    assert mmlu["task_includes"] == ["config/tasks/_lettered_choice.yaml"]
+    assert mmlu["mirror"] and all(p.startswith("tests/fixtures/mmlu/") for p in mmlu["mirror"])
+    assert smoke.prepare_arguments("mmlu", None) == ["--source", "mirror", "--mirror", "tests/fixtures"]
+    limited = copy.deepcopy(smoke.config)
+    limited["evaluation"]["test_limit_per_task"] = {"mmlu": 3}
+    assert Plan.from_config(limited, ROOT, ROOT).prepare_arguments("mmlu", None)[:4] == [
+        "--test-limit",
+        "3",
+        "--seed",
+        str(smoke.config["seed"]),
+    ]
+
+
+def test_closed_and_open_tasks_split_the_evaluation_jobs(smoke):
+    jobs = smoke.jobs()
+    closed = {"mmlu", "arc_challenge", "commonsense_qa"}
+    assert set(smoke.closed_tasks) == closed and set(smoke.open_tasks) == set(smoke.task_names) - closed
+    assert {j["task"] for j in jobs["evaluate_closed"]} == closed
+    assert {j["task"] for j in jobs["evaluate"]} == set(smoke.open_tasks)
+    units = len(smoke.models) * 2 * len(smoke.task_names)
+    assert len(jobs["judge"]) == units == len(jobs["evaluate"]) + len(jobs["evaluate_closed"])
+    assert jobs["pretrain"] == [] and jobs["build_world"] == [] and len(jobs["random_model"]) == 4
+
+
+def test_every_job_has_one_benchmark_file_of_the_one_pattern(default):
+    files = default.benchmark_files()
+    assert len(files) == len(set(files)) == sum(len(each) for each in default.jobs().values())
+    assert benchmark_pattern("evaluate") == "results/benchmarks/evaluate/{model}/{role}/{task}.tsv"
+    assert "results/benchmarks/tune/scholar/post.tsv" in files and "results/benchmarks/aggregate.tsv" in files
+    assert set(default.benchmark_patterns()) == set(RULES) == set(default.jobs())
+
+
+def test_targets_name_every_per_example_file(default):
+    targets = default.targets()
+    assert len(targets) == len(set(targets))
+    scores = default.all_scores()
+    assert len(scores) == len(default.models) * 2 * len(default.task_names) * len(default.units)
+    assert set(scores) <= set(targets) and set(default.per_example_files()) <= set(targets)
+    assert "results/softprompts/scholar/base/world_numeric/prompt.safetensors" in targets
+    assert "results/probes/scholar/post.jsonl" in targets and "results/tables/zoo.csv" in targets
+    assert default.base_choice_files() == [
+        f"results/loglik/{m}/base/world_choice/soft_prompt/step{s}.jsonl" for m in default.models for s in default.steps
+    ]
+
+
+def test_without_a_soft_prompt_there_is_no_tuning(default):
+    config = copy.deepcopy(default.config)
+    config["evaluation"]["methods"] = ["zero_shot"]
+    plan = Plan.from_config(config, ROOT, ROOT)
+    assert plan.units == ["zero_shot"] and plan.base_choice_files() == [] and not plan.tunes
+    assert plan.jobs()["tune"] == [] == plan.jobs()["evaluate_soft_prompt"]
+    assert not any("softprompts" in f for f in plan.targets())
+
+
+def test_a_missing_published_record_is_one_error(default):
+    config = copy.deepcopy(default.config)
+    config["analysis"]["published"] = "config/published/nope.yaml"
+    with pytest.raises(InputError, match=r"analysis\.published: .*nope\.yaml not found"):
+        Plan.from_config(config, ROOT, ROOT).published_record()
+    assert default.published_record() in ([], "config/published/default.yaml")
+
+
+def test_paths_outside_the_working_directory_stay_absolute(tmp_path):
+    plan = Plan.from_config(config_of(), ROOT, tmp_path)
+    assert plan.task_file("world_numeric") == str(ROOT / "config" / "tasks" / "world_numeric.yaml")
+    assert Path(plan.validation_set).is_absolute()

@@ -1,0 +1,109 @@
+"""A real cluster: a small config run to the end on a single-node SLURM (.ci/slurm-up) through
+`--profile workflow/profiles/slurm` and the official executor plugin, equal to the local run.
+
+The model jobs ask for a GPU (evaluation.resources.gpu: 1) as on a GPU cluster: the profile sends
+them to the `gpu` partition, SLURM schedules them on its one (count-only) GPU and sets
+CUDA_VISIBLE_DEVICES, and softeval's GPU-slot lock must stay out of the way; with no CUDA device
+the jobs compute on the CPU, so their results must be the local run's, byte for byte (timing
+records aside). CI starts the cluster; elsewhere the test is skipped when no SLURM answers.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import shutil
+import subprocess
+import time
+
+import pytest
+import yaml
+
+from tests.conftest import ROOT
+from tests.kill import differing, results_digest
+from tests.workflow.test_workflow import copy_checkout, snakemake_command
+
+pytestmark = pytest.mark.integration
+
+
+def slurm_is_up() -> bool:
+    if shutil.which("sinfo") is None:
+        return False
+    listing = subprocess.run(["sinfo", "-h", "-o", "%P %t"], capture_output=True, text=True, check=False)
+    return listing.returncode == 0 and "gpu idle" in listing.stdout.replace("*", "")
+
+
+if not slurm_is_up():
+    if os.environ.get("CI"):  # CI starts the cluster: a missing one is a failure, not a skip
+        pytest.fail("no single-node SLURM answers; .ci/slurm-up should have started it", pytrace=False)
+    pytest.skip("no SLURM cluster here (bash .ci/slurm-up starts one, as root)", allow_module_level=True)
+pytest.importorskip("snakemake_executor_plugin_slurm")
+
+
+@pytest.fixture(scope="module")
+def cluster_config(tmp_path_factory):
+    """tests/configs/smoke.yaml on one lettered task (open and closed evaluation rules are both run
+    by other tests; the closed one also scores options), a small tokenizer, and GPU model jobs."""
+    config = yaml.safe_load((ROOT / "tests" / "configs" / "smoke.yaml").read_text())
+    config["tasks"] = ["mmlu"]
+    config["data"]["mirror"] = str(ROOT / "tests" / "fixtures")
+    for model in config["models"]:
+        model["random"]["vocab_size"] = 1000
+    config["evaluation"]["resources"] = {"gpu": 1, "mem_mb": 2000, "runtime": 20, "cpus": 1}
+    path = tmp_path_factory.mktemp("cluster-config") / "cluster.yaml"
+    path.write_text(yaml.safe_dump(config))
+    return path
+
+
+def run(workdir, *args, configfile):
+    """Snakemake as a user runs it: the config file laid over config/config.yaml. (The tests'
+    --replace-workflow-config does not reach the jobs SLURM starts, which would then read a
+    config the main process never saw.)"""
+    command, env = snakemake_command(workdir, *args, configfile=configfile)
+    command.remove("--replace-workflow-config")
+    start = time.monotonic()
+    done = subprocess.run(command, capture_output=True, text=True, env=env, timeout=1500)
+    print(f"{args[:2]}: {time.monotonic() - start:.0f} s")
+    return done, done.stdout + done.stderr
+
+
+def test_a_slurm_run_finishes_and_equals_the_local_run(cluster_config, tmp_path):
+    workdir = copy_checkout(tmp_path / "run")  # one folder for both runs: paths in provenance agree
+    done, log = run(workdir, "--cores", "2", configfile=cluster_config)
+    assert done.returncode == 0, log[-3000:]
+    local_files = results_digest(workdir / "results")
+    for generated in ("results", "logs", ".snakemake"):
+        shutil.rmtree(workdir / generated)
+
+    done, log = run(
+        workdir,
+        "--profile",
+        str(ROOT / "workflow" / "profiles" / "slurm"),
+        "--jobs",
+        "4",
+        "--slurm-status-command",
+        "squeue",  # no accounting database on the test cluster (sacct needs one)
+        "--slurm-init-seconds-before-status-checks",
+        "2",
+        "--latency-wait",
+        "5",
+        "--retries",
+        "0",
+        configfile=cluster_config,
+    )
+    assert done.returncode == 0, log[-4000:]
+    submitted = re.findall(r"has been submitted with SLURM jobid (\d+)", log)
+    assert len(submitted) >= 20, log[-2000:]  # every job went through sbatch
+
+    # the scheduler's own record: model jobs on the gpu partition with one GPU, the rest on cpu
+    for rule, partition in (("tune", "gpu"), ("evaluate_closed", "gpu"), ("judge", "cpu")):
+        assert f"slurm_partition={partition}" in block_of(log, rule), rule
+    assert "gpu=1" in block_of(log, "tune") and "gpu=" not in block_of(log, "judge")
+    cluster_files = results_digest(workdir / "results")
+    assert len(local_files) > 50
+    assert differing(cluster_files, local_files) == []
+
+
+def block_of(log: str, rule: str) -> str:
+    """The first job block of `rule` in Snakemake's log."""
+    return next(b for b in log.split("\n\n") if re.search(rf"^(?:local)?rule {rule}:", b, re.M))

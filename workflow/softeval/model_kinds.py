@@ -1,0 +1,58 @@
+"""How a model entry is made, and what that means for its jobs: the registry of model kinds.
+
+A kind is selected by the entry key it is named after (zoo:, random:, gguf:); an entry with none
+of them is a checkpoint (a hub id or a directory per role). Everything the workflow does
+differently per kind (where the model lives, whether it has a hub revision, whether its
+post-trained role uses a chat template by default, whether its jobs are small CPU jobs) is a
+field here, so the plan and the config checks never branch on a kind's name.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from softeval.registry import Registry
+
+
+@dataclass(frozen=True)
+class ModelKind:
+    name: str
+    # where the workflow builds the model ({model}, {role}); None: the entry gives it per role (id)
+    built_at: str | None
+    # loaded at a hub revision (a checkpoint); built models have none
+    hub_revision: bool
+    # the post-trained role formats prompts with the tokenizer's chat template unless the entry says
+    chat_template_default: bool
+    # its tune and evaluate jobs are small CPU jobs whatever evaluation.resources asks for
+    small_cpu_jobs: bool
+
+    @property
+    def built_locally(self) -> bool:
+        return self.built_at is not None
+
+
+# Keyed by the model entry's key that selects the kind; "checkpoint" has no key and comes last.
+MODEL_KINDS: Registry[ModelKind] = Registry("model kind", "models[].<kind>")
+for _kind in (
+    ModelKind(
+        "zoo", "results/zoo/{model}/{role}", hub_revision=False, chat_template_default=False, small_cpu_jobs=True
+    ),
+    ModelKind(
+        "random", "results/random/{model}/{role}", hub_revision=False, chat_template_default=True, small_cpu_jobs=False
+    ),
+    ModelKind("gguf", "results/gguf/{model}", hub_revision=False, chat_template_default=True, small_cpu_jobs=False),
+    ModelKind("checkpoint", None, hub_revision=True, chat_template_default=True, small_cpu_jobs=False),
+):
+    MODEL_KINDS.add(_kind.name, _kind)
+FALLBACK = "checkpoint"
+
+
+def kind_of(entry: dict[str, Any]) -> ModelKind:
+    """The kind a model entry selects by its keys (the schema allows at most one)."""
+    return MODEL_KINDS.get(next((name for name in MODEL_KINDS if name in entry), FALLBACK))
+
+
+def selecting_keys() -> list[str]:
+    """The entry keys that select a kind (every kind but the fallback)."""
+    return [name for name in MODEL_KINDS if name != FALLBACK]
