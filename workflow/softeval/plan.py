@@ -99,7 +99,6 @@ class Plan:
     root: Path
     workdir: Path
     tasks: dict[str, Task] = field(init=False)
-    task_folder: str = field(init=False)
     task_paths: dict[str, str] = field(init=False)
     kinds: dict[str, ModelKind] = field(init=False)
     steps: list[int] = field(init=False)
@@ -112,7 +111,6 @@ class Plan:
 
     def __post_init__(self) -> None:
         folder = Path(self.portable(task_dir(self.config, self.root)))
-        self.task_folder = str(folder)
         self.task_paths = {name: str(folder / f"{name}.yaml") for name in self.config["tasks"]}
         self.tasks = {name: load_task_file(path) for name, path in self.task_paths.items()}
         self.kinds = {m["name"]: kind_of(m) for m in self.config["models"]}
