@@ -553,6 +553,10 @@ def build_parser() -> argparse.ArgumentParser:
         p.set_defaults(func=func)
         return p
 
+    from softeval import runner
+
+    p = add("run", runner.command, "rank base checkpoints: the workflow in a folder of its own, then the leaderboard")
+    runner.add_arguments(p)
     for stage in (data_commands, zoo_commands, evaluation_commands, analysis_commands):
         stage(add)
     return parser

@@ -7,13 +7,14 @@ key in which file is wrong and what to write instead.
 from __future__ import annotations
 
 from functools import cache
-from pathlib import Path
 from typing import Any
 
 import jsonschema
 import yaml
 
-SCHEMA_DIR = Path(__file__).resolve().parents[1] / "schemas"
+from softeval.shipped import workflow_root
+
+SCHEMA_DIR = workflow_root() / "workflow" / "schemas"
 
 
 class InputError(ValueError):

@@ -177,3 +177,25 @@ def test_peft_round_trip_gives_the_same_loss(model, tokenizer, pairs, tmp_path):
     ours = answer_loss(model, result.vectors, batch)
     theirs = peft_model(input_ids=batch.input_ids, attention_mask=batch.attention_mask, labels=batch.labels).loss
     assert theirs.item() == pytest.approx(ours.item(), abs=1e-4)
+
+
+def test_a_train_split_smaller_than_the_batch_fills_the_batch_by_reshuffling(model, tokenizer, pairs):
+    """Benchmarks with a handful of train rows (the fixtures have 4, a batch is 8): every batch is
+    whole, each row drawn about equally often, instead of an IndexError at the first step."""
+    few = pairs[:3]
+    seen: list[str] = []
+    import softeval.engine.softprompt as softprompt
+
+    original = softprompt.backward_with_backoff
+
+    def spy(model, tokenizer, vectors, chosen, micro):
+        seen.extend(question for question, _ in chosen)
+        return original(model, tokenizer, vectors, chosen, micro)
+
+    softprompt.backward_with_backoff = spy
+    try:
+        result = tune(model, tokenizer, few, TuneSettings(steps=3, batch_size=8, snapshots=(0,)))
+    finally:
+        softprompt.backward_with_backoff = original
+    assert len(result.losses) == 3 and len(seen) == 24
+    assert sorted(seen.count(question) for question, _ in few) == [8, 8, 8]

@@ -180,7 +180,7 @@ def tune(
     with tqdm(range(config.steps), desc="tune", unit="step", mininterval=5) as bar:
         for step in bar:
             snapshot(step)
-            if len(order) < config.batch_size:
+            while len(order) < config.batch_size:  # a train split smaller than a batch: reshuffle again
                 refill = list(range(len(pairs)))
                 rng.shuffle(refill)
                 order.extend(refill)

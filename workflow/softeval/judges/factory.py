@@ -15,8 +15,9 @@ from softeval.judges.rule import Judge, RuleJudge
 from softeval.registry import Registry
 from softeval.schema import InputError
 from softeval.settings import JudgeSettings
+from softeval.shipped import workflow_root
 
-WORKFLOW_ROOT = Path(__file__).resolve().parents[3]
+WORKFLOW_ROOT = workflow_root()
 
 
 def judge_settings(settings: JudgeSettings | Mapping[str, Any] | str) -> JudgeSettings:
