@@ -15,6 +15,7 @@ Answer types (a task file's `answer.type`):
 from __future__ import annotations
 
 import re
+import unicodedata
 from collections.abc import Sequence
 from fractions import Fraction
 
@@ -269,3 +270,95 @@ def _mentions_math(response: str, gold: str) -> bool:
     wanted = normalize_math(gold)
     compact = normalize_math(response.replace("$", " "), to_last_boxed=False)
     return len(wanted) > 1 and not re.fullmatch(r"-?\d+", wanted) and wanted in compact
+
+
+# ---- degenerate responses ----------------------------------------------------------------
+
+PUNCTUATION_ONLY = 4  # characters: "!!!!" is a run, "&" or "?!" may be an answer ("Which symbol ...?")
+REPEATS = 8  # a unit repeated over the whole response this many times is a loop ("Tora! Tora! Tora!" is 3)
+REPEATS_CUT = 3  # ... and this many when the response ran into its budget still repeating
+RUN = 8  # one punctuation character this many times in a row ...
+RUN_SHARE = 0.5  # ... filling at least this share of the response's characters
+MAX_UNIT = 64  # longest repeated unit looked for at the end of a response cut at its budget
+
+
+def degenerate(response: str, stop_reason: str | None = None, answered: bool = True) -> str | None:
+    """Why `response` is degenerate, or None: a degenerate response is never formatted, whatever
+    the task's pattern says (a phrase pattern accepts 32 colons; GSM8K's accepts "#### 5" eight
+    times). `stop_reason` is the generation's ("eos", "stop" or "length": cut at its token budget;
+    None: not known); `answered`: the task's extraction found an answer with a letter or digit in it.
+
+    Degenerate, in the order checked (characters counted without whitespace; repeats compared with
+    case and whitespace runs ignored, a unit counted whole or cut):
+      1. cut at its budget (stop "length") before giving an answer (`answered` false);
+      2. punctuation only: no letter or digit in any script, and at least PUNCTUATION_ONLY (4)
+         characters, or any number when cut;
+      3. one unit repeated over the whole response: at least REPEATS (8) times, or REPEATS_CUT (3)
+         when cut ("the the the the the the the the", "aaaaaaaa", "#### 5\\n#### 5\\n...");
+      4. a run of one punctuation character, at least RUN (8) long, filling at least RUN_SHARE
+         (half) of the response ("Paris::::::::::::::::");
+      5. cut at its budget while repeating one unit of up to MAX_UNIT (64) characters at least
+         REPEATS (8) times ("... \\boxed{5}$$$$$$$$"); a unit of digits alone is a number, not a
+         loop ("#### 100000000").
+    Not degenerate: short answers ("Paris", "1984", "&", "B. Berlin"), names that repeat a word a
+    few times ("Bora Bora", "Tora! Tora! Tora!"), any script (letters, digits and combining marks
+    of every script count as letters: "हिन्दी", "ニューヨーク"), a worked solution cut after its answer.
+    """
+    text = " ".join(response.casefold().split())
+    chars = text.replace(" ", "")
+    if not chars:
+        return None
+    cut = stop_reason == "length"
+    if cut and not answered:
+        return "cut at its token budget (stop: length) before giving an answer"
+    if not any(is_word_char(c) for c in chars) and (len(chars) >= PUNCTUATION_ONLY or cut):
+        return f"punctuation only ({len(chars)} characters, no letter or digit)"
+    period = _whole_period(text)
+    repeats = -(-len(text) // period)
+    if repeats >= (REPEATS_CUT if cut else REPEATS):
+        return f"one unit repeated over the whole response: {_shown(text[:period])} {repeats} times"
+    run, char = max((len(m.group()), m.group()[0]) for m in re.finditer(r"(.)\1*", chars))
+    if run >= RUN and run >= RUN_SHARE * len(chars) and not is_word_char(char):
+        return f"a run of {run} {char!r} fills {run / len(chars):.0%} of the response"
+    if cut and (loop := _tail_loop(text)) is not None:
+        unit, repeats = loop
+        return f"ran on to its token budget repeating {_shown(unit)} {repeats} times"
+    return None
+
+
+def _shown(unit: str, most: int = 40) -> str:
+    return repr(unit) if len(unit) <= most else f"{unit[:most]!r}... ({len(unit)} characters)"
+
+
+def is_word_char(char: str) -> bool:
+    """A letter, digit or combining mark of any script (Devanagari vowel signs are marks)."""
+    return unicodedata.category(char)[0] in "LNM"
+
+
+def _whole_period(text: str) -> int:
+    """The shortest p with text[i] == text[i + p] throughout: `text` is text[:p] repeated, the
+    last copy possibly cut (Knuth-Morris-Pratt: the length less the longest proper border)."""
+    border = [0] * len(text)
+    k = 0
+    for i in range(1, len(text)):
+        while k and text[i] != text[k]:
+            k = border[k - 1]
+        if text[i] == text[k]:
+            k += 1
+        border[i] = k
+    return len(text) - border[-1]
+
+
+def _tail_loop(text: str) -> tuple[str, int] | None:
+    """The shortest unit (not digits alone) that the end of `text` repeats at least REPEATS times."""
+    n = len(text)
+    for p in range(1, min(MAX_UNIT, n // REPEATS) + 1):
+        i = n - p - 1
+        while i >= 0 and text[i] == text[i + p]:
+            i -= 1
+        start = i + 1  # text[start:] has period p
+        repeats = -(-(n - start) // p)
+        unit = text[start : start + p]
+        if repeats >= REPEATS and not unit.strip().isdigit():
+            return unit, repeats
+    return None
