@@ -28,6 +28,7 @@ class BuildWithWorkflow(build_py):
         if self.editable_mode:  # an editable install reads the checkout itself
             return
         target = Path(self.build_lib) / "softeval" / "_workflow"
+        shutil.rmtree(target, ignore_errors=True)  # no file left from an earlier build
         for relative in shipped_paths():
             source, dest = HERE / relative, target / relative
             dest.parent.mkdir(parents=True, exist_ok=True)

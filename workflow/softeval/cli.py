@@ -557,6 +557,8 @@ def build_parser() -> argparse.ArgumentParser:
 
     p = add("run", runner.command, "rank base checkpoints: the workflow in a folder of its own, then the leaderboard")
     runner.add_arguments(p)
+    p = add("leaderboard", runner.leaderboard_command, "a run's leaderboard; --metric ranks it again by another metric")
+    runner.add_leaderboard_arguments(p)
     for stage in (data_commands, zoo_commands, evaluation_commands, analysis_commands):
         stage(add)
     return parser

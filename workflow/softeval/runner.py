@@ -315,3 +315,46 @@ def command(args: argparse.Namespace) -> None:
     markdown = Path(args.out).resolve() / LEADERBOARD.with_suffix(".md")
     print(markdown.read_text(encoding="utf-8") if markdown.is_file() else board.to_string(index=False))
     print(f"\nevery number's evidence: {Path(args.out).resolve() / 'results'} (results/README.md in the docs)")
+
+
+def leaderboard(
+    results: str | Path = "results", metric: str | None = None, bootstrap: int = 1000, seed: int = 0
+) -> tuple[Any, str]:
+    """A finished run's leaderboard (the table and its text): the one the run wrote, or one
+    computed again from the per-example scores when `metric` asks for another order."""
+    import pandas as pd
+
+    from softeval.analysis.leaderboard import build_leaderboard, leaderboard_text
+
+    results = Path(results)
+    written = results / "tables" / "leaderboard"
+    if metric is None and written.with_suffix(".csv").is_file():
+        return pd.read_csv(written.with_suffix(".csv")), written.with_suffix(".md").read_text(encoding="utf-8")
+    scores = results / "scores"
+    steps = [int(p.stem.removeprefix("step")) for p in scores.glob("*/base/*/soft_prompt/step*.jsonl")]
+    if not scores.is_dir():
+        raise InputError(f"--results {results}: no scores/ folder; give a run's results folder (<out>/results)")
+    closed = sorted({p.name for p in (results / "loglik").glob("*/base/*")})
+    table = build_leaderboard(
+        scores,
+        None,
+        None,
+        max(steps, default=0),
+        metric=metric or "strict",
+        bootstrap=bootstrap,
+        seed=seed,
+        loglik_root=results / "loglik",
+        closed_tasks=closed,
+    )
+    return table, leaderboard_text(table)
+
+
+def add_leaderboard_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--results", default="results", help="a run's results folder (default: results)")
+    parser.add_argument("--metric", choices=["strict", "knowledge", "format"], help="rank again by this metric")
+    parser.add_argument("--bootstrap", type=int, default=1000, help="resamples of the intervals (with --metric)")
+    parser.add_argument("--seed", type=int, default=0)
+
+
+def leaderboard_command(args: argparse.Namespace) -> None:
+    print(leaderboard(args.results, args.metric, args.bootstrap, args.seed)[1], end="")

@@ -15,7 +15,6 @@ from hypothesis import strategies as st
 from softeval.analysis import leaderboard
 from softeval.analysis.evidence import Interval
 from softeval.analysis.leaderboard import (
-    COMPACT_COLUMNS,
     MOVED,
     NOT_EVALUATED,
     NOT_SHOWN_FLAT,
@@ -262,7 +261,7 @@ def test_knowledge_moved_against_zero_shot(tmp_path):
     assert rows["nozero"]["knowledge_vs_baseline"] == NOT_EVALUATED and rows["nozero"]["flag_knowledge_moved"] is None
     overall = rows_of(table)
     assert overall["moved"]["flag_knowledge_moved"] is True
-    assert overall["moved"]["flags"] == "knowledge not flat vs zero_shot (base) (t)"
+    assert overall["moved"]["flags"] == "knowledge moved vs zero_shot (base) (t)"
     assert overall["flat"]["flag_knowledge_moved"] is False and overall["nozero"]["flag_knowledge_moved"] is None
 
 
@@ -420,11 +419,13 @@ def test_from_settings_and_written_files(tmp_path):
     assert csv["knowledge"].tolist() == pytest.approx([0.9, 0.6, 0.9, 0.6])
     markdown = (tmp_path / "tables" / "leaderboard.md").read_text()
     assert markdown.startswith("Leaderboard of base models") and "ranked by knowledge" in markdown
+    # for reading: the mean over tasks first, each estimate with its interval
+    assert markdown.index(f"### {ALL_TASKS}") < markdown.index("### t (")
+    first = next(line for line in markdown.splitlines() if "knower" in line)
+    assert "0.900 [" in first and first.split("|")[1].strip() == "1"
     latex = (tmp_path / "tables" / "leaderboard.tex").read_text()
     assert r"\textbf{0.900}" in latex and r"\begin{table}" in latex
-    write_leaderboard(table, tmp_path / "compact", columns=COMPACT_COLUMNS)
-    compact = pd.read_csv(tmp_path / "compact.csv", dtype={"place": str})
-    assert list(compact.columns) == list(COMPACT_COLUMNS) and list(compact["place"]) == ["1", "2", "1", "2"]
+    assert "choice_entropy" not in latex and "tied" in latex  # the compact columns
     with pytest.raises(ValueError, match="no column 'score'"):
         write_leaderboard(table, tmp_path / "bad", columns=["score"])
 

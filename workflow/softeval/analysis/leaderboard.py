@@ -55,7 +55,7 @@ from softeval.analysis.evidence import (
 )
 from softeval.analysis.publish import write_table
 from softeval.analysis.tables import ALL_TASKS
-from softeval.io import check_slug, read_jsonl
+from softeval.io import atomic_write_text, check_slug, read_jsonl
 from softeval.layout import SOFT_PROMPT, unit_path
 from softeval.schema import InputError
 from softeval.settings import AnalysisSettings
@@ -568,7 +568,7 @@ def _overall_rows(
             tested = [u for u in units if u[column] is not None]
             row[column] = bool(raised) if tested else None
             if raised:
-                name = FLAG_NAMES[column].format(state="not flat", baseline=s.baseline)
+                name = FLAG_NAMES[column].format(state="moved", baseline=s.baseline)
                 texts.append(f"{name} ({', '.join(raised)})")
         row["flags"] = "; ".join(texts)
         rows.append(row)
@@ -588,9 +588,10 @@ def leaderboard_caption(used: Mapping[str, str], s: _Settings, preferred: str) -
         "tied rows listed by name only; _low/_high: 95% percentile-bootstrap interval over test examples (one "
         "index matrix per task, shared by every model); vs_above: paired bootstrap of the difference to each "
         "model of the place above (diff_above: the least separable), separable when its 95% interval lies above "
-        f"zero (per adjacent pair, uncorrected). Flags: format < {s.format_threshold}; knowledge vs "
-        f"{s.baseline} not shown flat (95% interval of the change not within ±{s.margin}; 'moved': wholly "
-        f"outside), base and post-trained role; chosen options collapsed (normalised entropy < {COLLAPSE_ENTROPY}, "
+        f"zero (per adjacent pair, uncorrected). Flags: format < {s.format_threshold}; knowledge moved vs "
+        f"{s.baseline} (the 95% interval of the change wholly outside ±{s.margin}; the state columns also "
+        "say 'not shown flat' when it crosses the margin), base and post-trained role; chosen options "
+        f"collapsed (normalised entropy < {COLLAPSE_ENTROPY}, "
         f"closed tasks); degenerate responses > {s.degenerate_threshold:.0%}"
     )
 
@@ -621,17 +622,52 @@ def leaderboard_from_settings(
     )
 
 
+def interval_text(row: Mapping[str, Any], metric: str) -> str:
+    """0.412 [0.350, 0.470]"""
+    if math.isnan(row[metric]):
+        return ""
+    return f"{row[metric]:.3f} [{row[f'{metric}_low']:.3f}, {row[f'{metric}_high']:.3f}]"
+
+
+def leaderboard_text(table: pd.DataFrame) -> str:
+    """The leaderboard for reading (a terminal, leaderboard.md): the mean over tasks first, then
+    each task; estimates with their intervals, places, separability and flags."""
+    metric = table.attrs.get("metric", "strict")
+    sections = []
+    for task, rows in table.groupby("task", sort=False):
+        view = pd.DataFrame(
+            {
+                "place": rows["place"],
+                "model": rows["model"],
+                **{name: [interval_text(r, name) for _, r in rows.iterrows()] for name in METRICS},
+                "vs place above": [
+                    f"tied with {r['tied_with']}"
+                    if isinstance(r["tied_with"], str) and r["tied_with"]
+                    else r["vs_above"]
+                    for _, r in rows.iterrows()
+                ],
+                "flags": rows["flags"].fillna(""),
+            }
+        )
+        method = rows["method"].iloc[0]
+        sections.append(f"### {task} ({method}; ranked by {metric})\n\n{view.to_markdown(index=False)}")
+    return "\n\n".join(sections) + "\n"
+
+
 def write_leaderboard(
     table: pd.DataFrame, out_stem: Path | str, caption: str | None = None, columns: Sequence[str] | None = None
 ) -> None:
-    """<out_stem>.csv, .md and .tex (publish.write_table), the best estimate of the ranking metric
-    in bold per task; `columns`: only these (e.g. COMPACT_COLUMNS), in this order."""
+    """<out_stem>.csv (every column), .md (leaderboard_text, for reading) and .tex (`columns`,
+    default COMPACT_COLUMNS; the best estimate of the ranking metric in bold per task)."""
     metric = table.attrs.get("metric", "strict")
     text = caption if caption is not None else table.attrs.get("caption", "Leaderboard of base models")
-    if columns is not None:
-        unknown = [c for c in columns if c not in table.columns]
-        if unknown:
-            raise ValueError(f"write_leaderboard: no column {unknown[0]!r}; use {', '.join(table.columns)}")
-        table = table[list(columns)]
-    best = {metric: "max"} if metric in table.columns else None
-    write_table(table, Path(out_stem), text, best=best, group="task" if "task" in table.columns else None)
+    columns = COMPACT_COLUMNS if columns is None else columns
+    unknown = [c for c in columns if c not in table.columns]
+    if unknown:
+        raise ValueError(f"write_leaderboard: no column {unknown[0]!r}; use {', '.join(table.columns)}")
+    out_stem = Path(out_stem)
+    compact = table[list(columns)]
+    best = {metric: "max"} if metric in compact.columns else None
+    write_table(compact, out_stem, text, best=best, group="task" if "task" in compact.columns else None)
+    atomic_write_text(out_stem.with_suffix(".csv"), table.to_csv(index=False, float_format="%.4f"))
+    atomic_write_text(out_stem.with_suffix(".md"), f"{text}\n\n{leaderboard_text(table)}")
