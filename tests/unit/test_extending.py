@@ -14,6 +14,8 @@ from softeval.analysis.claims import CLAIMS, HOLDS, Part, check_claims, claim, c
 from softeval.analysis.evidence import Interval
 from softeval.cli import main
 from softeval.config import check_config, load_config_file
+from softeval.data.splits import prepare_task
+from softeval.jobs.judge import run_judge
 from softeval.judges.factory import JUDGES, make_judge, register_judge
 from softeval.judges.rule import Verdict
 from softeval.plan import Plan
@@ -60,6 +62,52 @@ def test_a_toy_judge_is_usable_everywhere_after_the_recipe(toy_judge, tmp_path):
     assert summary["judge"] == "says-yes" and summary["n"] == len(labels)
     # it says yes to all: its accuracy is the share of rows labelled right
     assert summary["knowledge"]["accuracy"] == pytest.approx(np.mean([bool(r["knowledge"]) for r in labels]))
+
+
+class HearsStops(SaysYes):
+    """A toy judge that takes the optional `stop_reasons` and keeps what it was given."""
+
+    name = "hears-stops"
+
+    def judge(self, task, examples, responses, kinds=("knowledge", "format"), stop_reasons=None):
+        self.heard = stop_reasons
+        return super().judge(task, examples, responses, kinds)
+
+
+def test_the_judge_job_runs_plug_ins_with_and_without_stop_reasons(world, tasks, tmp_path, monkeypatch):
+    """The recipe's `judge(task, examples, responses, kinds)` keeps working in the judge job; a
+    judge naming `stop_reasons` gets each generation's (None where a row has none)."""
+    world.save(tmp_path / "world.json")
+    prepare_task(tasks["world_numeric"], tmp_path / "data", tmp_path / "world.json")
+    test = [json.loads(line) for line in (tmp_path / "data" / "test.jsonl").read_text().splitlines()]
+    stops = ["length" if i % 2 else None for i in range(len(test))]
+    generation = tmp_path / "gen.jsonl"
+    rows = [
+        {"id": e["id"], "method": "zero_shot", "step": None, "response": " ::::"} | ({"stop_reason": s} if s else {})
+        for e, s in zip(test, stops, strict=True)
+    ]
+    generation.write_text("".join(json.dumps(row) + "\n" for row in rows))
+    hears = HearsStops()
+    judge_name = load_schema("config")["properties"]["evaluation"]["properties"]["judge"]["properties"]["name"]
+    monkeypatch.setitem(judge_name, "enum", [*judge_name["enum"], "says-yes", "hears-stops"])
+    for name, judge in (("says-yes", SaysYes()), ("hears-stops", hears)):
+        register_judge(name)(lambda settings, threads, judge=judge: judge)
+        try:
+            out = tmp_path / f"{name}.jsonl"
+            run_judge(
+                task=tasks["world_numeric"],
+                data_dir=tmp_path / "data",
+                settings=name,
+                generations=[generation],
+                logliks=[],
+                outs=[out],
+            )
+        finally:
+            JUDGES.remove(name)
+        scores = [json.loads(line) for line in out.read_text().splitlines()]
+        # the job records the plug-in's verdicts as given; a Verdict without a reason has none
+        assert all(r["judge"] == name and r["format"] and r["degenerate"] is None for r in scores)
+    assert hears.heard == stops
 
 
 def test_without_the_schema_line_the_config_refuses_the_name():

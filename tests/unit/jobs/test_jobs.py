@@ -8,7 +8,9 @@ import pytest
 import torch
 from peft import PeftConfig
 
+from softeval.analysis.review import format_example
 from softeval.data.splits import prepare_task
+from softeval.data.tasks import load_task
 from softeval.engine import backends as generate_backends
 from softeval.engine.chunks import parts_dir
 from softeval.engine.softprompt import TuneSettings, load_prompt
@@ -20,6 +22,7 @@ from softeval.jobs.loglik import run_loglik
 from softeval.jobs.tune import TuneUnit, run_tune, run_tunes
 from softeval.schema import InputError
 from softeval.settings import GenerateSettings, LoglikSettings
+from tests.conftest import TASK_DIR
 
 SETTINGS = GenerateSettings.parse(
     {"few_shot_k": 3, "seed": 0, "max_new_tokens": 6, "batch_size": 4, "chunk_size": 5}, "test"
@@ -304,3 +307,47 @@ def test_a_malformed_params_argument_is_one_line(capsys, argv, expected):
     assert info.value.code == 2
     err = capsys.readouterr().err.strip().splitlines()
     assert "argument --settings" in err[-1] and expected in err[-1] and "Traceback" not in "\n".join(err)
+
+
+def test_judge_passes_stop_reasons_and_records_degenerate_responses(tmp_path):
+    """A response of colons cut at its token budget is degenerate: not formatted, whatever the
+    TriviaQA pattern says (it accepts colons), and the score row names why (issue 39)."""
+    task = load_task(TASK_DIR, "triviaqa")
+    examples = [
+        {"id": f"t{i}", "question": "What is the capital of Germany?", "answer": "Berlin", "aliases": []}
+        for i in range(3)
+    ]
+    (tmp_path / "data").mkdir()
+    (tmp_path / "data" / "test.jsonl").write_text("".join(json.dumps(e) + "\n" for e in examples))
+    answers = [(" Berlin", "stop"), (" " + ":" * 32, "length"), (" Berlin", None)]  # None: an older file
+    generation = tmp_path / "gen.jsonl"
+    generation.write_text(
+        "".join(
+            json.dumps(
+                {"id": e["id"], "method": "zero_shot", "step": None, "response": response}
+                | {"harness_response": response}  # TriviaQA also has lm-evaluation-harness's scores
+                | ({"stop_reason": stop} if stop else {})
+            )
+            + "\n"
+            for e, (response, stop) in zip(examples, answers, strict=True)
+        )
+    )
+    assert task.is_formatted(answers[1][0], examples[1])  # the pattern alone is fooled
+    out = tmp_path / "scores.jsonl"
+    run_judge(task=task, data_dir=tmp_path / "data", settings="rule", generations=[generation], logliks=[], outs=[out])
+    rows = read(out)
+    assert [(r["knowledge"], r["format"], r["strict"]) for r in rows] == [
+        (True, True, True),
+        (False, False, False),
+        (True, True, True),
+    ]
+    assert [r["degenerate"] for r in rows] == [
+        None,
+        "cut at its token budget (stop: length) before giving an answer",
+        None,
+    ]
+    # the review shows the reason beside the format verdict
+    assert "format=no (degenerate: cut at its token budget (stop: length) before giving an answer)," in (
+        format_example(rows[1])
+    )
+    assert "knowledge=yes, format=yes, strict=yes;" in format_example(rows[0])

@@ -141,3 +141,59 @@ def test_hf_judge_end_to_end_in_the_judge_job_and_on_the_validation_set(judge_mo
     rows = load_validation(ROOT / "config" / "judges" / "validation.jsonl")
     summary = validate_judge(make_judge(spec), validation_tasks(rows, TASK_DIR), rows)
     assert summary["n"] >= 150 and 0.0 <= summary["knowledge"]["accuracy"] <= 1.0
+
+
+class YesMan:
+    """A fake LLM judge backend that says yes to every question and records what it was asked."""
+
+    name = "yes-man"
+
+    def __init__(self) -> None:
+        self.prompts = JudgePrompts.load(PROMPTS)
+        self.asked: list[tuple[str, str]] = []
+
+    def verdicts(self, kind, prompts):
+        self.asked += [(kind, p) for p in prompts]
+        return [True] * len(prompts)
+
+
+DEGENERATE = [
+    ("#### 1432", "stop", None),
+    (" ::::::::", "length", "cut at its token budget (stop: length) before giving an answer"),
+    ("#### 1432\n" * 8, "eos", "one unit repeated over the whole response: '#### 1432 ' 8 times"),
+    (" It was 1432.", "stop", None),
+    (" The year was", "length", "cut at its token budget (stop: length) before giving an answer"),
+]
+
+
+@pytest.mark.parametrize("cascade", [True, False])
+def test_the_cascade_never_asks_the_llm_to_format_a_degenerate_response(tasks, cascade):
+    """A degenerate response is a certain format "no": an LLM that says yes to everything
+    cannot overturn it, with the cascade on or off; its knowledge is judged as any other's."""
+    llm, task = YesMan(), tasks["world_numeric"]
+    responses, stops, reasons = (list(column) for column in zip(*DEGENERATE, strict=True))
+    judge = CascadeJudge(llm, cascade=cascade)
+    verdicts = judge.judge(task, [NUMERIC] * len(responses), responses, stop_reasons=stops)
+    asked_format = {p for kind, p in llm.asked if kind == "format"}
+    rendered = [llm.prompts.render("format", task, NUMERIC, r) for r in responses]
+    assert [p in asked_format for p in rendered] == [not cascade, False, False, True, False]
+    assert [v.degenerate for v in verdicts] == reasons
+    assert [v.format for v in verdicts] == [True, False, False, True, False]
+    assert [v.strict for v in verdicts] == [True, False, False, False, False]
+    # knowledge is still the LLM's where the rule finds no gold (a cut response may name it otherwise)
+    assert [v.knowledge for v in verdicts] == [True, True, True, True, True]
+    # with the cascade, row 2 (gold found, degenerate) is certain in both verdicts: no LLM named
+    by = [llm.name] * 5 if not cascade else ["rule", llm.name, "rule", llm.name, llm.name]
+    assert [v.judge for v in verdicts] == by
+    # closed tasks ask for format only: a degenerate response reaches no LLM at all
+    llm.asked.clear()
+    judge.judge(task, [NUMERIC] * len(responses), responses, kinds=("format",), stop_reasons=stops)
+    asked = {p for _, p in llm.asked}
+    assert not asked & {rendered[1], rendered[2], rendered[4]}
+
+
+def test_the_cascade_without_stop_reasons_still_catches_punctuation_runs(tasks):
+    llm = YesMan()
+    (verdict,) = CascadeJudge(llm).judge(tasks["world_numeric"], [NUMERIC], [" ::::::::"], kinds=("format",))
+    assert (verdict.format, verdict.degenerate) == (False, "punctuation only (8 characters, no letter or digit)")
+    assert llm.asked == []

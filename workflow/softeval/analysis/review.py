@@ -75,8 +75,17 @@ def unit_examples(
     return out
 
 
+def verdict_text(example: dict[str, Any], kind: str) -> str:
+    """One verdict, "kind=yes" or "kind=no"; a format "no" names why where the score row says the
+    response is degenerate (punctuation runs, one unit repeated, cut at its budget)."""
+    text = f"{kind}={'yes' if example[kind] else 'no'}"
+    if kind == "format" and not example[kind] and example.get("degenerate"):
+        text += f" (degenerate: {example['degenerate']})"
+    return text
+
+
 def format_example(example: dict[str, Any]) -> str:
-    verdicts = ", ".join(f"{k}={'yes' if example[k] else 'no'}" for k in ("knowledge", "format", "strict"))
+    verdicts = ", ".join(verdict_text(example, k) for k in ("knowledge", "format", "strict"))
     lines = [f"--- {example['id']}  ({verdicts}; knowledge from {example.get('knowledge_from', 'judge')})"]
     lines += [f"prompt   | {line}" for line in (example.get("prompt") or "").splitlines()]
     lines.append(f"response | {example['response']!r}  (stopped: {example.get('stop_reason')})")

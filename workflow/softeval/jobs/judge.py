@@ -5,10 +5,17 @@ option log-likelihoods (the likeliest option is the gold one) and format/strict 
 judge; the judge's "gold mentioned" verdict is kept beside it. Tasks that name
 lm-evaluation-harness's scores (softeval.judges.harness) get them per example too ("lm_eval"; its
 likelihood metrics over softeval's own continuations, "options").
+
+Each generation's stop reason goes to the judge, so that a response cut at its token budget
+before an answer is not formatted; every score row records why a response is degenerate
+("degenerate": the reason, or null). A plug-in judge whose `judge` takes no `stop_reasons` is
+called without them (docs/extending.md).
 """
 
 from __future__ import annotations
 
+import inspect
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
@@ -17,6 +24,7 @@ from softeval.data.tasks import Task
 from softeval.io import atomic_write_jsonl, read_jsonl
 from softeval.judges.factory import make_judge
 from softeval.judges.harness import harness_scores, option_scores
+from softeval.judges.rule import Judge, Verdict
 from softeval.schema import InputError
 from softeval.settings import JudgeSettings
 
@@ -43,6 +51,27 @@ def harness_response(row: dict[str, Any], path: Path) -> str:
     return row["harness_response"]
 
 
+def takes_stop_reasons(judge: Judge) -> bool:
+    """Whether the judge's `judge` method accepts `stop_reasons` (by name, or as **kwargs): the
+    built-in judges do; a plug-in written before it was part of the protocol need not."""
+    try:
+        parameters = inspect.signature(judge.judge).parameters.values()
+    except (TypeError, ValueError):  # no signature to read (a builtin or C extension): do not guess
+        return False
+    return any(p.name == "stop_reasons" or p.kind is inspect.Parameter.VAR_KEYWORD for p in parameters)
+
+
+def judge_rows(
+    judge: Judge, task: Task, examples: list[dict[str, Any]], rows: list[dict[str, Any]], kinds: Sequence[str]
+) -> list[Verdict]:
+    """The judge's verdicts on the generation rows, given their stop reasons where it takes them
+    (a row of a file written before softeval recorded them has none: null)."""
+    responses = [row["response"] for row in rows]
+    if not takes_stop_reasons(judge):
+        return judge.judge(task, examples, responses, kinds)
+    return judge.judge(task, examples, responses, kinds, stop_reasons=[row.get("stop_reason") for row in rows])
+
+
 def run_judge(
     *,
     task: Task,
@@ -61,7 +90,7 @@ def run_judge(
     kinds = ("format",) if task.closed else ("knowledge", "format")
     for index, (generation_path, out) in enumerate(zip(generations, outs, strict=True)):
         rows = read_rows(generation_path, ids, "generation")
-        verdicts = judge.judge(task, test, [row["response"] for row in rows], kinds)
+        verdicts = judge_rows(judge, task, test, rows, kinds)
         options = read_rows(logliks[index], ids, "log-likelihood") if task.closed else None
         scored = []
         for k, (example, row, verdict) in enumerate(zip(test, rows, verdicts, strict=True)):
@@ -73,6 +102,7 @@ def run_judge(
                 "knowledge": verdict.knowledge,
                 "format": verdict.format,
                 "strict": verdict.strict,
+                "degenerate": getattr(verdict, "degenerate", None),  # why not formatted, whatever the pattern says
                 "gold": task.target(example).strip(),
                 "aliases": list(example.get("aliases") or []),
                 "response": row["response"],

@@ -188,7 +188,9 @@ class CascadeJudge:
     """The rule judge first; the LLM judge only where the rule is not certain (OpenCompass's
     cascade). The rule is certain when it finds the gold answer (knowledge) or when it
     accepts the format; a "no" from the rule goes to the LLM. With cascade off, the LLM
-    judges every response."""
+    judges every response. Either way a degenerate response (the rule's `degenerate` reason:
+    punctuation runs, one unit repeated, cut at its budget before an answer) is a certain
+    format "no" that no LLM is asked to overturn; its knowledge is judged as any other's."""
 
     def __init__(self, llm: LLMBackend, cascade: bool = True) -> None:
         self.llm, self.cascade, self.rule = llm, cascade, RuleJudge()
@@ -201,13 +203,18 @@ class CascadeJudge:
         examples: Sequence[dict[str, Any]],
         responses: Sequence[str],
         kinds: Sequence[str] = KINDS,
+        stop_reasons: Sequence[str | None] | None = None,
     ) -> list[Verdict]:
-        rule = self.rule.judge(task, examples, responses)
+        rule = self.rule.judge(task, examples, responses, stop_reasons=stop_reasons)
         decided: dict[str, list[bool]] = {}
         judged_by: dict[str, list[str]] = {}
         for kind in KINDS:
             values = [getattr(v, kind) for v in rule]
-            ask = [] if kind not in kinds else [i for i, value in enumerate(values) if not (self.cascade and value)]
+            certain = [
+                (self.cascade and value) or (kind == "format" and v.degenerate is not None)
+                for v, value in zip(rule, values, strict=True)
+            ]
+            ask = [] if kind not in kinds else [i for i, sure in enumerate(certain) if not sure]
             answers = self.llm.verdicts(
                 kind, [self.llm.prompts.render(kind, task, examples[i], responses[i]) for i in ask]
             )
@@ -224,6 +231,7 @@ class CascadeJudge:
                 format=decided["format"][i],
                 strict=rule[i].strict and decided["format"][i],
                 judge=judged_by["knowledge"][i] if judged_by["knowledge"][i] != "rule" else judged_by["format"][i],
+                degenerate=rule[i].degenerate,
             )
             for i in range(len(rule))
         ]
