@@ -64,6 +64,20 @@ class Bench:
         path.write_bytes(text if isinstance(text, bytes) else text.encode())
         return ["check-config", str(path), "--workflow-root", str(ROOT)]
 
+    def checkpoint(
+        self, spoil: Callable[[Path], object] | None = None, model_id: str | None = None, **entry
+    ) -> list[str]:
+        """check-config of a checkpoint entry whose base model is `model_id`, or a copy of the tiny
+        model spoilt by `spoil`."""
+        if model_id is None:
+            model_id = str(self.model_copy(spoil or (lambda model: None)))
+        mine = {"name": "mine", "base": {"id": model_id}, "post": {"id": str(self.model)}, **entry}
+        return self.config(lambda c: c.update(models=[mine]))
+
+    def plan_cost(self, argv: list[str]) -> list[str]:
+        """`plan-cost` of the config that `argv` (a check-config command line) checks."""
+        return ["plan-cost", "--configfile", argv[1], "--workflow-root", str(ROOT)]
+
     def task_dir(self, name: str, edit: Callable[[dict], object] | None = None, text: str | None = None) -> list[str]:
         tasks = self.case / "tasks"
         shutil.copytree(self.tasks, tasks)
@@ -195,6 +209,82 @@ CASES: list[tuple[str, Callable[[Bench], list[str]], tuple[str, ...]]] = [
     ("config-not-utf8", lambda b: b.config(text="seed: 3\n# caf\xe9\n".encode("latin-1")), ("bad.yaml", "UTF-8")),
     ("config-missing-file", lambda b: ["check-config", str(b.case / "nope.yaml")], ("nope.yaml", "not found")),
     ("config-missing-task-dir", lambda b: b.config(lambda c: c.update(task_dir=str(b.case / "nowhere"))), ("nowhere",)),
+    # ---- config files: what would fail only after GPU time (issue 39, item 5) ----
+    (
+        "config-reference-method-not-evaluated",
+        lambda b: b.config(
+            lambda c: (
+                c["evaluation"].update(methods=["soft_prompt"]),
+                c.update(analysis={"reference_method": "zero_shot"}),
+            )
+        ),
+        (
+            "bad.yaml: key 'analysis.reference_method' is 'zero_shot' but evaluation.methods evaluates only "
+            "soft_prompt; set analysis.reference_method to soft_prompt",
+            "or add zero_shot to evaluation.methods",
+        ),
+    ),
+    (
+        "config-published-record-missing",
+        lambda b: b.config(lambda c: c.update(analysis={"published": str(b.case / "nope.yaml")})),
+        ("bad.yaml: key 'analysis.published'", "nope.yaml does not exist", "publish-ranges"),
+    ),
+    (
+        "checkpoint-folder-missing",
+        lambda b: b.checkpoint(model_id=str(b.case / "nope")),
+        ("bad.yaml: key 'models[0].base.id'", "nope': no such folder", "config.json and weights, or a hub id"),
+    ),
+    (
+        "checkpoint-not-a-model-folder",
+        lambda b: b.checkpoint(model_id=str(b.case)),
+        ("bad.yaml: key 'models[0].base.id'", "no config.json there", "give the folder that holds"),
+    ),
+    (
+        "checkpoint-no-weights",
+        lambda b: b.checkpoint(lambda m: (m / "model.safetensors").unlink()),
+        ("bad.yaml: key 'models[0].base.id'", "no weights there (model.safetensors", "copy the checkpoint's weight"),
+    ),
+    (
+        "checkpoint-bin-weights-only",
+        lambda b: b.checkpoint(lambda m: (m / "model.safetensors").rename(m / "pytorch_model.bin")),
+        ("bad.yaml: key 'models[0].base.id'", "only .bin weights there", "set models[0].bin_weights: true"),
+    ),
+    (
+        "checkpoint-shard-missing",
+        lambda b: b.checkpoint(
+            lambda m: (
+                (m / "model.safetensors").rename(m / "model-1.safetensors"),
+                (m / "model.safetensors.index.json").write_text(
+                    json.dumps({"weight_map": {"a": "model-1.safetensors", "b": "model-2.safetensors"}})
+                ),
+            )
+        ),
+        (
+            "bad.yaml: key 'models[0].base.id'",
+            "lists model-2.safetensors, which is not there",
+            "download the checkpoint",
+        ),
+    ),
+    (
+        "checkpoint-bare-name",
+        lambda b: b.checkpoint(model_id="llama7b"),
+        ("bad.yaml: key 'models[0].base.id' is 'llama7b'", "nor a hub id owner/name", "write the hub id"),
+    ),
+    (
+        "checkpoint-hub-id-invalid",
+        lambda b: b.checkpoint(model_id="owner/na--me"),
+        ("bad.yaml: key 'models[0].base.id' is 'owner/na--me'", "not a valid hub id"),
+    ),
+    (
+        "plan-cost-checkpoint-missing",
+        lambda b: b.plan_cost(b.checkpoint(model_id=str(b.case / "nope"))),
+        ("bad.yaml: key 'models[0].base.id'", "no such folder"),
+    ),
+    (
+        "plan-cost-checkpoint-config-not-json",
+        lambda b: b.plan_cost(b.checkpoint(lambda m: (m / "config.json").write_text("{"))),
+        ("bad.yaml: key 'models[0].base.id'", "config.json there is not valid JSON"),
+    ),
     # ---- task files ----
     (
         "task-missing-field",

@@ -1,6 +1,7 @@
 from __future__ import annotations
 
 import copy
+import json
 import subprocess
 import sys
 
@@ -147,3 +148,217 @@ def test_a_pilot_limit_names_only_evaluated_tasks():
         check_config(config, "my.yaml", ROOT)
     config["evaluation"]["test_limit_per_task"] = {"gsm8k": 5}
     assert check_config(config, "my.yaml", ROOT)["evaluation"]["test_limit"] is None
+
+
+# ---- issue 39 item 5: fail before GPU time -----------------------------------------------------
+def _tiny(**evaluation):
+    config = load_config_file(ROOT / "tests" / "configs" / "tiny.yaml")
+    config["evaluation"].update(evaluation)
+    return config
+
+
+@pytest.mark.parametrize(
+    ("methods", "reference"),
+    [
+        (["soft_prompt"], "soft_prompt"),
+        (["few_shot", "soft_prompt"], "few_shot"),
+        (["soft_prompt", "few_shot", "zero_shot"], "zero_shot"),
+        (["zero_shot", "few_shot", "soft_prompt"], "zero_shot"),
+    ],
+)
+def test_an_unset_reference_method_follows_the_evaluated_methods(methods, reference):
+    config = check_config(_tiny(methods=methods), "my.yaml", ROOT)
+    assert config["analysis"]["reference_method"] == reference
+
+
+def test_a_reference_method_that_is_not_evaluated_is_one_line():
+    config = _tiny(methods=["soft_prompt"])
+    config["analysis"] = {"reference_method": "zero_shot"}
+    with pytest.raises(InputError) as info:
+        check_config(config, "my.yaml", ROOT)
+    assert str(info.value) == (
+        "my.yaml: key 'analysis.reference_method' is 'zero_shot' but evaluation.methods evaluates only soft_prompt; "
+        "set analysis.reference_method to soft_prompt, or add zero_shot to evaluation.methods"
+    )
+    config = _tiny(methods=["few_shot", "soft_prompt"])
+    config["analysis"] = {"reference_method": "few_shot"}
+    assert check_config(config, "my.yaml", ROOT)["analysis"]["reference_method"] == "few_shot"
+
+
+def test_the_source_of_a_key_is_the_last_file_or_override_that_set_it(tmp_path):
+    from softeval.config import ConfigSources
+
+    (tmp_path / "a.yaml").write_text("evaluation: {test_limit: 5, tune: {steps: 6}}\nmodels: [{name: x}]\n")
+    (tmp_path / "b.yaml").write_text("evaluation: {tune: {steps: 9}}\nseed: 1\n")
+    overrides = {"evaluation": {"test_limit": "100"}, "tasks": ["world_numeric"]}
+    sources = ConfigSources.read([tmp_path / "a.yaml", tmp_path / "b.yaml"], overrides)
+    a, b = str(tmp_path / "a.yaml"), str(tmp_path / "b.yaml")
+    assert str(sources) == f"{a}, {b}"
+    assert sources.source_of("evaluation.test_limit") == "--config evaluation=..."
+    assert sources.source_of("evaluation.tune.steps") == b
+    assert sources.source_of("evaluation.tune.snapshots") == b  # unset: the last source of its parent
+    assert sources.source_of("models[0].zoo.size") == a  # a list is replaced whole: the file that set it
+    assert sources.source_of("tasks[0]") == "--config tasks=..."
+    assert sources.source_of("seed") == b
+    assert sources.source_of("world.n_entities") == f"{a}, {b}"  # no source sets it: every file
+    assert sources.merged()["evaluation"] == {"test_limit": "100", "tune": {"steps": 9}}
+
+
+def test_an_error_in_a_config_override_names_the_override_not_the_file(tmp_path):
+    from softeval.config import ConfigSources
+
+    path = tmp_path / "mine.yaml"
+    path.write_text((ROOT / "tests" / "configs" / "tiny.yaml").read_text())
+    sources = ConfigSources.read([path], {"evaluation": {"test_limit": "many"}})
+    with pytest.raises(InputError) as info:
+        check_config(sources.merged(), sources, ROOT)
+    message = str(info.value)
+    assert message.startswith("--config evaluation=...: key 'evaluation.test_limit' must be of type")
+    assert str(path) not in message
+    sources = ConfigSources.read([path], {"evaluation": {"methods": ["soft_prompt"]}, "analysis": {"bootstrap": 200}})
+    config = sources.merged()
+    config["analysis"]["reference_method"] = "few_shot"
+    with pytest.raises(InputError, match=r"^--config analysis=\.\.\.: key 'analysis.reference_method' is 'few_shot'"):
+        check_config(config, sources, ROOT)
+    # an error in a key the file set still names the file
+    sources = ConfigSources.read([path], {"seed": 4})
+    config = sources.merged()
+    config["zoo"]["pretrain"]["stepz"] = 3
+    with pytest.raises(InputError, match=rf"^{path}: unknown key 'zoo.pretrain.stepz'"):
+        check_config(config, sources, ROOT)
+
+
+def test_numbers_and_flags_given_as_text_in_a_config_override_are_read_as_yaml(tmp_path):
+    """Snakemake reads the values inside a --config mapping as text ({test_limit: 100} gives '100');
+    where the schema wants a number, a flag or null, the text is read as YAML."""
+    from softeval.config import ConfigSources
+
+    path = tmp_path / "mine.yaml"
+    path.write_text((ROOT / "tests" / "configs" / "tiny.yaml").read_text())
+    overrides = {"evaluation": {"test_limit": "100", "tune": {"lr": "0.05", "gradient_checkpointing": "true"}}}
+    sources = ConfigSources.read([path], overrides)
+    config = check_config(sources.merged(), sources, ROOT)
+    assert config["evaluation"]["test_limit"] == 100
+    assert config["evaluation"]["tune"]["lr"] == 0.05 and config["evaluation"]["tune"]["gradient_checkpointing"] is True
+    # in a file, text stays text: the user wrote the quotes
+    text = _tiny(test_limit="100")
+    with pytest.raises(InputError, match=r"^my.yaml: key 'evaluation.test_limit' must be of type"):
+        check_config(text, "my.yaml", ROOT)
+
+
+# ---- model checkpoints: a local folder must hold a model; a hub id must be one -----------------
+def _checkpoint(tmp_path, files: dict[str, str], **entry):
+    folder = tmp_path / "ckpt"
+    folder.mkdir(parents=True, exist_ok=True)
+    for name, text in files.items():
+        (folder / name).write_text(text)
+    config = _tiny()
+    config["models"] = [{"name": "mine", "base": {"id": str(folder)}, "post": {"id": "org/mine-it"}, **entry}]
+    return config, folder
+
+
+def _error(config, workdir=None) -> str:
+    with pytest.raises(InputError) as info:
+        check_config(config, "my.yaml", ROOT, workdir=workdir)
+    message = str(info.value)
+    assert "\n" not in message and message.startswith("my.yaml: key 'models[0].")
+    return message
+
+
+def test_a_complete_checkpoint_folder_and_a_hub_id_are_valid(tmp_path):
+    config, _ = _checkpoint(tmp_path, {"config.json": "{}", "model.safetensors": ""})
+    check_config(config, "my.yaml", ROOT)
+    sharded = {"weight_map": {"a": "model-1.safetensors", "b": "model-2.safetensors"}}
+    files = {"config.json": "{}", "model.safetensors.index.json": json.dumps(sharded)}
+    files.update({"model-1.safetensors": "", "model-2.safetensors": ""})
+    check_config(_checkpoint(tmp_path / "s", files)[0], "my.yaml", ROOT)
+    bins = {"config.json": "{}", "pytorch_model.bin": ""}
+    check_config(_checkpoint(tmp_path / "b", bins, bin_weights=True)[0], "my.yaml", ROOT)
+
+
+def test_a_missing_checkpoint_folder_is_one_line(tmp_path):
+    config, _ = _checkpoint(tmp_path, {})
+    config["models"][0]["base"]["id"] = str(tmp_path / "nope")
+    assert _error(config) == (
+        f"my.yaml: key 'models[0].base.id' is '{tmp_path / 'nope'}': no such folder; give the folder that holds "
+        "the checkpoint's config.json and weights, or a hub id owner/name"
+    )
+
+
+def test_a_relative_checkpoint_folder_is_relative_to_the_working_directory(tmp_path):
+    config, _ = _checkpoint(tmp_path, {"config.json": "{}", "model.safetensors": ""})
+    config["models"][0]["base"]["id"] = "./ckpt"
+    check_config(copy.deepcopy(config), "my.yaml", ROOT, workdir=tmp_path)
+    message = _error(config, workdir=tmp_path / "elsewhere")
+    assert f"key 'models[0].base.id' is './ckpt' ({tmp_path / 'elsewhere' / 'ckpt'}): no such folder" in message
+
+
+@pytest.mark.parametrize(
+    ("files", "entry", "expected"),
+    [
+        ({}, {}, "no config.json there, so it is not a Hugging Face model folder; give the folder that holds"),
+        ({"config.json": "{"}, {}, "config.json there is not valid JSON"),
+        (
+            {"config.json": "{}"},
+            {},
+            "no weights there (model.safetensors, or shards and model.safetensors.index.json); copy the "
+            "checkpoint's weight files into it",
+        ),
+        (
+            {"config.json": "{}", "pytorch_model.bin": ""},
+            {},
+            "only .bin weights there; set models[0].bin_weights: true to read them, or convert them to safetensors",
+        ),
+        (
+            {
+                "config.json": "{}",
+                "model-1.safetensors": "",
+                "model.safetensors.index.json": '{"weight_map": '
+                '{"a": "model-1.safetensors", "b": "model-2.safetensors"}}',
+            },
+            {},
+            "model.safetensors.index.json lists model-2.safetensors, which is not there; copy or download the "
+            "checkpoint again",
+        ),
+    ],
+    ids=["no-config", "config-not-json", "no-weights", "bin-only", "missing-shard"],
+)
+def test_an_incomplete_checkpoint_folder_is_one_line(tmp_path, files, entry, expected):
+    config, folder = _checkpoint(tmp_path, files, **entry)
+    message = _error(config)
+    assert message.startswith(f"my.yaml: key 'models[0].base.id' is '{folder}': ")
+    assert expected in message
+
+
+def test_a_checkpoint_file_is_not_a_folder(tmp_path):
+    config, folder = _checkpoint(tmp_path, {"config.json": "{}"})
+    config["models"][0]["base"]["id"] = str(folder / "config.json")
+    assert "config.json': a file, not a folder; give the folder that holds" in _error(config)
+
+
+@pytest.mark.parametrize(
+    ("model_id", "expected"),
+    [
+        ("~/models/mine", "jobs do not expand '~'; write the full path ("),
+        ("llama7b", "neither an existing folder nor a hub id owner/name; fix the path, or write the hub id"),
+        ("owner/na--me", "not a valid hub id ("),
+        ("owner/name/extra", "neither an existing folder nor a hub id owner/name"),
+    ],
+)
+def test_a_model_id_that_is_neither_a_folder_nor_a_hub_id_is_one_line(tmp_path, model_id, expected):
+    config, _ = _checkpoint(tmp_path, {})
+    config["models"][0]["post"]["id"] = model_id
+    config["models"][0]["base"]["id"] = "org/mine"
+    message = _error(config, workdir=tmp_path)
+    assert message.startswith(f"my.yaml: key 'models[0].post.id' is '{model_id}'") and expected in message
+
+
+def test_a_missing_published_record_is_one_line():
+    config = _tiny()
+    config["analysis"] = {"published": "config/published/nope.yaml"}
+    with pytest.raises(InputError) as info:
+        check_config(config, "my.yaml", ROOT)
+    assert str(info.value) == (
+        f"my.yaml: key 'analysis.published' is 'config/published/nope.yaml' but {ROOT / 'config/published/nope.yaml'} "
+        "does not exist; give a record that `softeval publish-ranges` writes, or null"
+    )

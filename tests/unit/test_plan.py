@@ -11,7 +11,7 @@ import pytest
 
 import softeval.plan as plan_module
 from softeval.config import check_config, load_config_file
-from softeval.plan import RULES, Plan, benchmark_pattern, soft_prompt_steps
+from softeval.plan import MODEL_JOB_RULES, RULES, Plan, benchmark_pattern, soft_prompt_steps
 from softeval.schema import InputError
 from tests.conftest import ROOT
 
@@ -103,10 +103,12 @@ def test_checkpoint_and_gguf_models_are_referenced_as_their_entries_say(tmp_path
     local = tmp_path / "ckpt"
     local.mkdir()
     (local / "config.json").write_text("{}")
+    (local / "model.safetensors").write_bytes(b"")  # the config check wants weights there
     (local / ".hidden").write_text("")
     models[0] = {"name": "hub", "base": {"id": str(local)}, "post": {"id": str(local)}}
     plan = Plan.from_config(config_of(ROOT / "tests" / "configs" / "smoke.yaml", models=models), ROOT, ROOT)
-    assert plan.model_inputs("hub", "base") == {"model": [str(local / "config.json")]}  # each file, no dot files
+    # each file, no dot files
+    assert plan.model_inputs("hub", "base") == {"model": [str(local / "config.json"), str(local / "model.safetensors")]}
 
 
 def test_zoo_jobs_are_small_cpu_jobs_whatever_the_resources(default):
@@ -194,3 +196,106 @@ def test_paths_outside_the_working_directory_stay_absolute(tmp_path):
     plan = Plan.from_config(config_of(), ROOT, tmp_path)
     assert plan.task_file("world_numeric") == str(ROOT / "config" / "tasks" / "world_numeric.yaml")
     assert Path(plan.validation_set).is_absolute()
+
+
+# ---- base-only models: a model entry without a post-trained twin ------------------------------
+SMOKE = ROOT / "tests" / "configs" / "smoke.yaml"
+
+
+def hub_models(n: int, base_only: bool = False) -> list[dict]:
+    return [
+        {"name": f"m{i}", "base": {"id": f"org/m{i}"}, **({} if base_only else {"post": {"id": f"org/m{i}-it"}})}
+        for i in range(n)
+    ]
+
+
+def test_a_base_only_checkpoint_plans_no_post_role():
+    models = [{"name": "pair", "base": {"id": "org/pair"}, "post": {"id": "org/pair-it"}}]
+    models.append({"name": "solo", "base": {"id": "org/solo"}})
+    plan = Plan.from_config(config_of(SMOKE, models=models), ROOT, ROOT)
+    assert plan.roles("pair") == ("base", "post") and plan.roles("solo") == ("base",)
+    assert plan.post_models == ["pair"] and plan.models == ["pair", "solo"]
+    assert [(m, r) for m, r, t in plan.unit_triples() if t == "gsm8k"] == [
+        ("pair", "base"),
+        ("pair", "post"),
+        ("solo", "base"),
+    ]
+    jobs = plan.jobs()
+    assert jobs["tune"] == [
+        {"model": "pair", "role": "base"},
+        {"model": "pair", "role": "post"},
+        {"model": "solo", "role": "base"},
+    ]
+    assert len(jobs["judge"]) == 3 * 7 == len(jobs["evaluate"]) + len(jobs["evaluate_closed"])
+    files = plan.targets() + plan.benchmark_files()
+    assert [f for f in files if "/solo/post" in f] == []
+    assert "results/scores/solo/base/gsm8k/zero_shot.jsonl" in files
+    assert "results/softprompts/solo/base/mmlu/prompt.safetensors" in files
+    assert "results/benchmarks/tune/solo/base.tsv" in files and "results/benchmarks/tune/pair/post.tsv" in files
+    assert "results/loglik/solo/base/mmlu/soft_prompt/step4.jsonl" in plan.base_choice_files()
+    assert len(plan.all_scores()) == 3 * 7 * len(plan.units)
+    with pytest.raises(InputError, match=r"model 'solo' has no post role \(a base-only entry\)"):
+        plan.model_ref("solo", "post")
+    assert plan.base_only_note() == (
+        "base only, no post-trained twin: solo (their base role is evaluated as every model's is); "
+        "score gaps and claim 5 are computed over pair; "
+        "swap distances and claims 3 and 4 need two models with a twin: not applicable"
+    )
+
+
+def test_five_base_only_checkpoints_plan_half_the_model_jobs_of_five_pairs():
+    pairs = Plan.from_config(config_of(SMOKE, models=hub_models(5)), ROOT, ROOT)
+    bases = Plan.from_config(config_of(SMOKE, models=hub_models(5, base_only=True)), ROOT, ROOT)
+    count = {
+        name: {rule: len(plan.jobs()[rule]) for rule in (*MODEL_JOB_RULES, "judge")}
+        for name, plan in (("pairs", pairs), ("bases", bases))
+    }
+    # per model x role: 1 tune job, 4 open + 3 closed tasks x (plain + soft prompt) = 15 model jobs
+    assert count["bases"] == {
+        "tune": 5,
+        "evaluate": 20,
+        "evaluate_closed": 15,
+        "evaluate_soft_prompt": 20,
+        "evaluate_soft_prompt_closed": 15,
+        "judge": 35,
+    }
+    assert count["pairs"] == {rule: 2 * n for rule, n in count["bases"].items()}
+    assert (
+        sum(count["bases"][r] for r in MODEL_JOB_RULES) == 75 and sum(count["pairs"][r] for r in MODEL_JOB_RULES) == 150
+    )
+    assert 2 * len(bases.all_scores()) == len(pairs.all_scores())
+    assert bases.post_models == [] and pairs.post_models == pairs.models and pairs.base_only_note() is None
+    assert bases.base_only_note().endswith(
+        "score gaps and claim 5: not applicable; swap distances and claims 3 and 4 need two models with a twin: "
+        "not applicable"
+    )
+
+
+def test_random_and_gguf_entries_drop_their_post_role_with_post_false(tmp_path):
+    gguf = tmp_path / "m.gguf"
+    gguf.write_bytes(b"GGUF")
+    spec = {"vocab_size": 32000, "layers": 2, "width": 64, "heads": 2}
+    models = [
+        {"name": "rand", "random": spec, "post": False},
+        {"name": "twin", "random": spec, "post": {"chat_template": True}},
+        {"name": "file", "gguf": {"path": str(gguf)}, "post": False},
+    ]
+    plan = Plan.from_config(config_of(SMOKE, models=models), ROOT, ROOT)
+    assert [plan.roles(m) for m in plan.models] == [("base",), ("base", "post"), ("base",)]
+    jobs = plan.jobs()
+    assert jobs["random_model"] == [
+        {"model": "rand", "role": "base"},
+        {"model": "twin", "role": "base"},
+        {"model": "twin", "role": "post"},
+    ]
+    assert jobs["convert_gguf"] == [{"model": "file"}]
+    assert {(j["model"], j["role"]) for j in jobs["tune"]} == {
+        ("rand", "base"),
+        ("twin", "base"),
+        ("twin", "post"),
+        ("file", "base"),
+    }
+    assert not [f for f in plan.targets() if "/rand/post" in f or "/file/post" in f]
+    # without `post:` a random or gguf model keeps both roles, as before
+    plan = Plan.from_config(config_of(SMOKE, models=[{"name": "rand", "random": spec}]), ROOT, ROOT)
+    assert plan.roles("rand") == ("base", "post")

@@ -199,3 +199,34 @@ def test_command_prints_the_table():
         check=True,
     ).stdout
     assert "| **all** |" in out and "NVIDIA H200" in out and "210 GPU jobs" in out
+
+
+def hub_models(n: int, base_only: bool = False) -> list[dict]:
+    """n checkpoints no cache knows (every shape the assumed 7B), with or without a post-trained twin."""
+    return [
+        {"name": f"m{i}", "base": {"id": f"org/m{i}"}, **({} if base_only else {"post": {"id": f"org/m{i}-it"}})}
+        for i in range(n)
+    ]
+
+
+def test_five_base_only_checkpoints_cost_half_of_five_pairs():
+    """Only the jobs the plan runs are costed: a model without a post-trained twin has no post jobs."""
+    pairs = plan_cost(paper_config(models=hub_models(5)), TASKS)
+    bases = plan_cost(paper_config(models=hub_models(5, base_only=True)), TASKS)
+    # 7 tasks (3 closed): per model x role 1 tune job + 7 x (plain + soft prompt) evaluation jobs
+    assert any(
+        note.startswith("5 checkpoint models (5 with a post-trained twin), 10 model x role: 150 GPU jobs")
+        for note in pairs.notes
+    )
+    assert any(
+        note.startswith("5 checkpoint models (0 with a post-trained twin), 5 model x role: 75 GPU jobs")
+        for note in bases.notes
+    )
+    for full, half in zip(pairs.rows, bases.rows, strict=True):
+        for backend in ("hf", "vllm"):
+            assert half[backend].hours == pytest.approx(full[backend].hours / 2)
+            for phase, seconds in full[backend].seconds.items():
+                assert half[backend].seconds[phase] == pytest.approx(seconds / 2)
+    mixed = plan_cost(paper_config(models=hub_models(2) + hub_models(3, base_only=True)[2:]), TASKS)
+    assert any(" 5 model x role: 75 GPU jobs" in note for note in mixed.notes)
+    assert mixed.rows[0]["hf"].hours == pytest.approx(bases.rows[0]["hf"].hours)

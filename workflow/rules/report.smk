@@ -34,7 +34,8 @@ rule tables:
             report(
                 f"results/tables/{name}.{ext}",
                 caption=f"../report/{name}.rst",
-                category="Tables",
+                # the leaderboard is what a user came for: a category of its own, named first on the front page
+                category="Leaderboard" if name == "leaderboard" else "Tables",
                 subcategory=name,
             )
             for name in PUBLICATION_TABLES
@@ -110,6 +111,26 @@ rule claims:
         "python -m softeval claims --summary {input.summary} --swap {input.swap} --scores-root {params.scores_root} "
         "--loglik-root {params.loglik_root} --settings {params.settings:q} --out {params.stem} "
         "{params.published} 2> {log}"
+
+
+rule export_lm_eval:
+    input:
+        summary="results/tables/scores.parquet",
+        meta=expand("results/data/{task}/meta.json", task=TASKS),
+    output:
+        PLAN.lm_eval_files(),
+    params:
+        settings=PLAN.export_settings(),
+        out_dir=lambda wildcards, output: os.path.dirname(output[0]),
+    log:
+        "logs/export_lm_eval.log",
+    benchmark:
+        benchmark_pattern("export_lm_eval")
+    conda:
+        "../../envs/softeval.yaml"
+    shell:
+        "python -m softeval export --summary {input.summary} --meta {input.meta} "
+        "--settings {params.settings:q} --lm-eval-dir {params.out_dir} > {log} 2>&1"
 
 
 rule judge_validation:

@@ -101,7 +101,7 @@ rule probe_zoo_model:
 
 rule zoo_report:
     input:
-        expand("results/probes/{model}/{role}.json", model=PLAN.zoo_models, role=ROLES),
+        [f"results/probes/{model}/{role}.json" for model in PLAN.zoo_models for role in PLAN.roles(model)],
     output:
         csv=report("results/tables/zoo.csv", caption="../report/zoo.rst", category="Ground truth"),
         md="results/tables/zoo.md",

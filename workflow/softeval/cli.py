@@ -38,32 +38,33 @@ def _data_dirs(data_root: str, tasks: list[Any]) -> dict[str, Path]:
 
 
 def cmd_check_config(args: argparse.Namespace) -> None:
-    from softeval.config import check_config, load_config_file
+    from softeval.config import load_config_file
+    from softeval.preflight import preflight
 
-    check_config(load_config_file(args.configfile), str(args.configfile), Path(args.workflow_root))
+    preflight(load_config_file(args.configfile), str(args.configfile), Path(args.workflow_root))
     print(f"{args.configfile}: valid")
 
 
 def cmd_plan_cost(args: argparse.Namespace) -> None:
-    from softeval.config import check_config, load_config_file, task_dir
-    from softeval.data.tasks import merge_blocks
+    from softeval.config import ConfigSources, check_config, task_dir
     from softeval.plan_cost import cost_table, plan_cost
+    from softeval.preflight import one_line
 
     root = Path(args.workflow_root)
-    config = load_config_file(root / "config" / "config.yaml")  # what the Snakefile loads first
-    for path in args.configfile:  # then each --configfile over it, as Snakemake merges them
-        config = merge_blocks(config, load_config_file(path))
-    check_config(config, ", ".join(args.configfile), root)
-    plan = plan_cost(
-        config,
-        task_dir(config, root),
-        gpu=args.gpu,
-        mfu=args.mfu,
-        bandwidth_efficiency=args.bandwidth_efficiency,
-        vllm_concurrency=args.vllm_concurrency,
-        job_start_s=args.job_start_s,
-        pilot=Path(args.pilot) if args.pilot else None,
-    )
+    # what the Snakefile loads first, then each --configfile over it, as Snakemake merges them
+    sources = ConfigSources.read([root / "config" / "config.yaml", *args.configfile])
+    with one_line(", ".join(args.configfile)):
+        config = check_config(sources.merged(), sources, root)
+        plan = plan_cost(
+            config,
+            task_dir(config, root),
+            gpu=args.gpu,
+            mfu=args.mfu,
+            bandwidth_efficiency=args.bandwidth_efficiency,
+            vllm_concurrency=args.vllm_concurrency,
+            job_start_s=args.job_start_s,
+            pilot=Path(args.pilot) if args.pilot else None,
+        )
     print(cost_table(plan), end="")
 
 
@@ -695,6 +696,11 @@ def evaluation_commands(add: Adder) -> None:
 
 
 def analysis_commands(add: Adder) -> None:
+    from softeval.analysis import export
+
+    p = add("export", export.command, "lm-eval results files per model; TensorBoard / W&B (optional)")
+    export.add_arguments(p)
+
     p = add("aggregate", cmd_aggregate, "one row per model, role, task, method and step")
     add_settings(p, job_settings.AggregateSettings)
     p.add_argument("--scores-root", required=True, help="results/scores")

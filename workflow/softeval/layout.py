@@ -18,6 +18,15 @@ RESULTS = "results"
 GENERATIONS, LOGLIK, SCORES, SOFTPROMPTS = "generations", "loglik", "scores", "softprompts"
 UNIT_KINDS = (GENERATIONS, LOGLIK, SCORES)  # per-unit files with one row per test example
 SOFT_PROMPT = "soft_prompt"
+LM_EVAL = "lm_eval"  # results/lm_eval/: one lm-evaluation-harness results file per model and role
+ROLE_SUFFIX = {"base": "", "post": ".post"}  # a slug never holds '.': results_x-post.json stays model x-post's
+
+
+def results_file_name(model: str, role: str = "base") -> str:
+    """results_<model>.json (base role) or results_<model>.post.json (post-trained twin)."""
+    if role not in ROLE_SUFFIX:
+        raise InputError(f"role {role!r}; use one of {', '.join(ROLE_SUFFIX)}")
+    return f"results_{model}{ROLE_SUFFIX[role]}.json"
 
 
 def unit_name(method: str, step: int | None) -> str:

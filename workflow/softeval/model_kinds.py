@@ -3,8 +3,13 @@
 A kind is selected by the entry key it is named after (zoo:, random:, gguf:); an entry with none
 of them is a checkpoint (a hub id or a directory per role). Everything the workflow does
 differently per kind (where the model lives, whether it has a hub revision, whether its
-post-trained role uses a chat template by default, whether its jobs are small CPU jobs) is a
-field here, so the plan and the config checks never branch on a kind's name.
+post-trained role uses a chat template by default, whether its jobs are small CPU jobs, whether
+an entry without `post:` has a post-trained role) is a field here, so the plan and the config
+checks never branch on a kind's name.
+
+Every model has a base role. The post-trained role is optional: `roles_of` says which roles an
+entry has (a base-only model is evaluated, tuned and ranked as a base model; whatever compares
+it with a post-trained twin reports "not applicable" for it).
 """
 
 from __future__ import annotations
@@ -13,6 +18,8 @@ from dataclasses import dataclass
 from typing import Any
 
 from softeval.registry import Registry
+
+ROLES = ("base", "post")
 
 
 @dataclass(frozen=True)
@@ -26,6 +33,9 @@ class ModelKind:
     chat_template_default: bool
     # its tune and evaluate jobs are small CPU jobs whatever evaluation.resources asks for
     small_cpu_jobs: bool
+    # an entry without a `post` key still has a post-trained role (one the workflow builds, or the
+    # same file in a chat template); a checkpoint's post role is its `post` entry, so it has none
+    post_by_default: bool = True
 
     @property
     def built_locally(self) -> bool:
@@ -42,7 +52,9 @@ for _kind in (
         "random", "results/random/{model}/{role}", hub_revision=False, chat_template_default=True, small_cpu_jobs=False
     ),
     ModelKind("gguf", "results/gguf/{model}", hub_revision=False, chat_template_default=True, small_cpu_jobs=False),
-    ModelKind("checkpoint", None, hub_revision=True, chat_template_default=True, small_cpu_jobs=False),
+    ModelKind(
+        "checkpoint", None, hub_revision=True, chat_template_default=True, small_cpu_jobs=False, post_by_default=False
+    ),
 ):
     MODEL_KINDS.add(_kind.name, _kind)
 FALLBACK = "checkpoint"
@@ -56,3 +68,11 @@ def kind_of(entry: dict[str, Any]) -> ModelKind:
 def selecting_keys() -> list[str]:
     """The entry keys that select a kind (every kind but the fallback)."""
     return [name for name in MODEL_KINDS if name != FALLBACK]
+
+
+def roles_of(entry: dict[str, Any]) -> tuple[str, ...]:
+    """The roles a model entry has: always base; post unless the entry says `post: false`, or
+    (a checkpoint) gives no `post` at all. The schema keeps `post` off zoo entries: a zoo model's
+    twin is always post-trained."""
+    post = entry["post"] is not False if "post" in entry else kind_of(entry).post_by_default
+    return ROLES if post else ROLES[:1]

@@ -4,7 +4,8 @@ The Snakefile's rules ask the plan (through one-line input functions in rules/co
 their inputs, parameters and targets; nothing about *what* to run is decided in Snakemake code,
 so the plan is unit-tested, linted and under the layer test like the rest of the package.
 
-It owns: the tasks (each file loaded once), the models and their kinds, the evaluated units,
+It owns: the tasks (each file loaded once), the models, their kinds and roles (every model has a
+base role; the post-trained one only where the entry has a twin: `roles`), the evaluated units,
 the soft prompt's evaluated steps (`steps`, one name, computed in `soft_prompt_steps`), every
 job's settings as the JSON its job parses, the per-example files `all` asks for, and each
 rule's benchmark file (one pattern: results/benchmarks/<rule>/<wildcard values>.tsv).
@@ -23,14 +24,25 @@ from softeval.data.tasks import Task, load_task_file
 from softeval.engine.gguf import locate_gguf
 from softeval.judges.factory import JUDGES
 from softeval.judges.validation import load_validation
-from softeval.layout import GENERATIONS, LOGLIK, RESULTS, SCORES, snapshot_name, softprompt_file, unit_file, unit_name
-from softeval.model_kinds import ModelKind, kind_of
+from softeval.layout import (
+    GENERATIONS,
+    LM_EVAL,
+    LOGLIK,
+    RESULTS,
+    SCORES,
+    results_file_name,
+    snapshot_name,
+    softprompt_file,
+    unit_file,
+    unit_name,
+)
+from softeval.model_kinds import ROLES as ROLES  # the rules' role names, from here as before
+from softeval.model_kinds import ModelKind, kind_of, roles_of
 from softeval.schema import InputError
 
-ROLES = ("base", "post")
 SOFT_PROMPT = "soft_prompt"
 SPLITS = ("train", "test", "few_shot")
-PUBLICATION_TABLES = ("swap_distance", "score_gap", "knowledge_format", "consensus", "unit_checks")
+PUBLICATION_TABLES = ("leaderboard", "swap_distance", "score_gap", "knowledge_format", "consensus", "unit_checks")
 FIGURES = ("tuning_curve", "method_scores", "swap_distance", "score_gap")
 
 
@@ -73,7 +85,12 @@ RULES: dict[str, RuleShape] = {
     "figures": RuleShape((), ("tables",)),
     "claims": RuleShape((), ("tables", "judge", "evaluate_soft_prompt_closed")),
     "judge_validation": RuleShape((), ()),
+    "export_lm_eval": RuleShape((), ("aggregate", "prepare_task")),
 }
+
+# The rules whose jobs load a model under evaluation (rules/tune.smk, rules/evaluate.smk): what
+# evaluation.resources sizes, a GPU each on a cluster, and what plan-cost prices.
+MODEL_JOB_RULES = ("tune", "evaluate", "evaluate_closed", "evaluate_soft_prompt", "evaluate_soft_prompt_closed")
 
 
 def soft_prompt_steps(tune: dict[str, Any]) -> list[int]:
@@ -101,6 +118,7 @@ class Plan:
     tasks: dict[str, Task] = field(init=False)
     task_paths: dict[str, str] = field(init=False)
     kinds: dict[str, ModelKind] = field(init=False)
+    model_roles: dict[str, tuple[str, ...]] = field(init=False)
     steps: list[int] = field(init=False)
     judge: dict[str, Any] = field(init=False)
 
@@ -114,6 +132,7 @@ class Plan:
         self.task_paths = {name: str(folder / f"{name}.yaml") for name in self.config["tasks"]}
         self.tasks = {name: load_task_file(path) for name, path in self.task_paths.items()}
         self.kinds = {m["name"]: kind_of(m) for m in self.config["models"]}
+        self.model_roles = {m["name"]: roles_of(m) for m in self.config["models"]}
         self.steps = soft_prompt_steps(self.evaluation["tune"])
         # judge prompts ship with the workflow: a path relative to its root
         self.judge = {
@@ -137,6 +156,36 @@ class Plan:
     @property
     def models(self) -> list[str]:
         return list(self.kinds)
+
+    def roles(self, model: str) -> tuple[str, ...]:
+        """The roles this model is evaluated in: ("base", "post"), or ("base",) for a model without
+        a post-trained twin (softeval.model_kinds.roles_of). Nothing is planned for a role it lacks."""
+        return self.model_roles[model]
+
+    @property
+    def post_models(self) -> list[str]:
+        """The models with a post-trained twin: what the base-vs-post comparisons are computed over."""
+        return [m for m in self.models if "post" in self.roles(m)]
+
+    def base_only_note(self) -> str | None:
+        """What the run does with models that have no post-trained twin, for the planning note
+        (None where every model has one, or where there is one model and so no ranking anyway)."""
+        base_only = [m for m in self.models if m not in self.post_models]
+        if not base_only or len(self.models) < 2:
+            return None
+        twins = ", ".join(self.post_models)
+        gaps = (
+            f"score gaps and claim 5 are computed over {twins}" if twins else "score gaps and claim 5: not applicable"
+        )
+        ranks = (
+            f"swap distances and claims 3 and 4 rank {twins}"
+            if len(self.post_models) >= 2
+            else "swap distances and claims 3 and 4 need two models with a twin: not applicable"
+        )
+        return (
+            f"base only, no post-trained twin: {', '.join(base_only)} (their base role is evaluated as every "
+            f"model's is); {gaps}; {ranks}"
+        )
 
     def models_of_kind(self, kind: str) -> list[str]:
         return [name for name, k in self.kinds.items() if k.name == kind]
@@ -191,7 +240,7 @@ class Plan:
         return self.plain_units + (self.step_units if self.tunes else [])
 
     def unit_triples(self) -> list[tuple[str, str, str]]:
-        return [(model, role, task) for model in self.models for role in ROLES for task in self.tasks]
+        return [(model, role, task) for model in self.models for role in self.roles(model) for task in self.tasks]
 
     # ---- task files ----------------------------------------------------------------------------
     def task_file(self, task: str) -> str:
@@ -245,6 +294,11 @@ class Plan:
 
     def model_ref(self, model: str, role: str) -> str:
         """What a job loads: the directory the workflow builds, or the entry's id (hub id or directory)."""
+        if role not in self.roles(model):
+            raise InputError(
+                f"model {model!r} has no {role} role (a base-only entry); its files are not part of the run, "
+                f"or give the entry a {role} model"
+            )
         kind = self.kinds[model]
         if kind.built_at is not None:
             return kind.built_at.format(model=model, role=role)
@@ -346,11 +400,24 @@ class Plan:
             {
                 "steps": self.steps,
                 "reference_method": analysis["reference_method"],
+                "metric": analysis["metric"],
                 "bootstrap": analysis["bootstrap"],
                 "seed": self.config["seed"],
                 "closed_tasks": self.closed_tasks,  # the figures draw closed and open tasks apart
             }
         )
+
+    def export_settings(self) -> str:
+        """softeval export --settings: the seed, the evaluation section and what each model role loaded."""
+        loaded = {
+            m: {r: {"ref": self.model_ref(m, r), **model_options(self.entry(m), r)} for r in self.roles(m)}
+            for m in self.models
+        }
+        return dumps({"seed": self.config["seed"], "evaluation": self.evaluation, "loaded": loaded})
+
+    def lm_eval_files(self) -> list[str]:
+        """results/lm_eval/results_<model>.json (and .post.json): lm-evaluation-harness's layout."""
+        return [f"{RESULTS}/{LM_EVAL}/{results_file_name(m, r)}" for m in self.models for r in self.roles(m)]
 
     # ---- the judge ------------------------------------------------------------------------------
     def judge_model_inputs(self) -> dict[str, str]:
@@ -397,7 +464,7 @@ class Plan:
             if self.tunes:
                 names = ["prompt.safetensors", "curve.csv", *(snapshot_name(step) for step in self.steps)]
                 files += [softprompt_file(name, model, role, task) for name in names]
-        files += [f"{RESULTS}/probes/{model}/{role}.jsonl" for model in self.zoo_models for role in ROLES]
+        files += [f"{RESULTS}/probes/{model}/{role}.jsonl" for model in self.zoo_models for role in self.roles(model)]
         return files + self.all_scores()
 
     def base_choice_files(self) -> list[str]:
@@ -436,6 +503,7 @@ class Plan:
         files += [f"{RESULTS}/figures/{name}.{ext}" for name in FIGURES for ext in ("png", "pdf")]
         files += [f"{tables}/claims.{ext}" for ext in ("csv", "md", "tex")]
         files += [f"{tables}/judge_validation.{ext}" for ext in ("csv", "md", "tex", "json")]
+        files += self.lm_eval_files()
         return files + [f"{tables}/timings.{ext}" for ext in ("csv", "md")]
 
     # ---- jobs and their benchmark files ---------------------------------------------------------
@@ -456,9 +524,9 @@ class Plan:
             "probe_zoo_model": [{"model": m} for m in zoo],
             "zoo_report": once if zoo else [],
             "random_tokenizer": [{"vocab": str(v)} for v in self.random_vocabularies()],
-            "random_model": [{"model": m, "role": r} for m in randoms for r in ROLES],
+            "random_model": [{"model": m, "role": r} for m in randoms for r in self.roles(m)],
             "convert_gguf": [{"model": m} for m in self.models_of_kind("gguf")],
-            "tune": [{"model": m, "role": r} for m in self.models for r in ROLES] if self.tunes else [],
+            "tune": [{"model": m, "role": r} for m in self.models for r in self.roles(m)] if self.tunes else [],
             "evaluate": opened if self.plain_methods else [],
             "evaluate_closed": closed if self.plain_methods else [],
             "evaluate_soft_prompt": opened if self.tunes else [],
@@ -469,6 +537,7 @@ class Plan:
             "figures": once,
             "claims": once,
             "judge_validation": once,
+            "export_lm_eval": once,
         }
         return jobs
 

@@ -1,8 +1,10 @@
 """`softeval plan-cost`: what a config costs in GPU-hours, before anything runs.
 
-The jobs come from the config exactly as the workflow plans them (models x roles x tasks; one
-tuning run per model, role and task when soft_prompt is a method; zero-shot and few-shot
-units and one soft-prompt unit per evaluated step; closed tasks also score their options).
+The jobs are the workflow's own: the run plan's (softeval.plan.Plan) model x role x task units
+and its tune and evaluation jobs, so a model without a post-trained twin costs its base role
+only (one tuning run per model, role and task when soft_prompt is a method; zero-shot and
+few-shot units and one soft-prompt unit per evaluated step; closed tasks also score their
+options).
 Token counts come from those jobs and the token budgets (every response is assumed to run to
 its budget, and to lm-evaluation-harness's 256 tokens where its task file records the harness's
 reading, so generation is an upper bound); lengths come from the task files' `cost` block
@@ -23,11 +25,12 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
-from softeval.config import model_kind
-from softeval.data.tasks import OPTIONS_MAX, TRAIN_MAX, Task, load_task
+from softeval.config import model_options
+from softeval.data.tasks import OPTIONS_MAX, TRAIN_MAX, Task
 from softeval.layout import GENERATIONS, parse_unit_path
-from softeval.plan import soft_prompt_steps
+from softeval.plan import MODEL_JOB_RULES, Plan, soft_prompt_steps
 from softeval.schema import InputError
+from softeval.shipped import workflow_root
 
 
 @dataclass(frozen=True)
@@ -301,6 +304,18 @@ class PlanCost:
     notes: list[str]
 
 
+def run_plan(config: dict[str, Any], task_dir: Path) -> Plan:
+    """The workflow's plan of a checked config, its task files read from `task_dir`."""
+    root = workflow_root()
+    # paths relative to the folder plan-cost runs in, where the plan's task files are then read
+    return Plan.from_config({**config, "task_dir": str(Path(task_dir).resolve())}, root, Path.cwd())
+
+
+def model_jobs(plan: Plan, models: list[str]) -> int:
+    """The plan's jobs that load one of these models (tune and evaluation jobs)."""
+    return sum(1 for rule in MODEL_JOB_RULES for job in plan.jobs()[rule] if job["model"] in models)
+
+
 def plan_cost(
     config: dict[str, Any],
     task_dir: Path,
@@ -311,22 +326,21 @@ def plan_cost(
     job_start_s: float = 60.0,
     pilot: Path | None = None,
 ) -> PlanCost:
-    """The config's GPU-hours per task and backend (checkpoint models; the zoo and random
-    models are CPU jobs and are listed, not costed)."""
+    """The config's GPU-hours per task and backend over the plan's units (checkpoint models; the
+    zoo and random models are CPU jobs and are listed, not costed)."""
     if gpu not in GPUS:
         raise InputError(f"--gpu {gpu!r}: unknown; one of {', '.join(GPUS)}")
     roof = Roofline(GPUS[gpu], mfu, bandwidth_efficiency)
     evaluation = config["evaluation"]
-    checkpoints = [m for m in config["models"] if model_kind(m) == "checkpoint"]
-    others = [m["name"] for m in config["models"] if model_kind(m) != "checkpoint"]
+    plan = run_plan(config, task_dir)
+    checkpoints = plan.models_of_kind("checkpoint")
+    others = [m for m in plan.models if m not in checkpoints]
+    units = [(m, r, t) for m, r, t in plan.unit_triples() if m in checkpoints]
     shapes = {
-        (m["name"], role): model_shape(m[role]["id"], m[role].get("revision", "main"))
-        for m in checkpoints
-        for role in ("base", "post")
+        (m, r): model_shape(plan.model_ref(m, r), model_options(plan.entry(m), r)["revision"]) for m, r, _ in units
     }
     rows = []
-    for name in config["tasks"]:
-        task = load_task(task_dir, name)
+    for name, task in plan.tasks.items():
         limit = evaluation.get("test_limit_per_task", {}).get(name, evaluation.get("test_limit"))
         lengths = task_lengths(task, limit, evaluation["generate"]["max_new_tokens"])
         if pilot is not None:
@@ -341,26 +355,30 @@ def plan_cost(
         row: dict[str, Any] = {"task": name, "rows": lengths.rows, "budget": lengths.budget, "lengths": lengths.source}
         for backend in ("hf", "vllm"):
             total = Cost()
-            for shape in shapes.values():
+            for model, role, _ in [u for u in units if u[2] == name]:
                 for phase, seconds in job_cost(
-                    config, lengths, task.closed, shape, roof, backend, vllm_concurrency, job_start_s
+                    config, lengths, task.closed, shapes[(model, role)], roof, backend, vllm_concurrency, job_start_s
                 ).seconds.items():
                     total.add(phase, seconds)
-            total.add("judge", judge_cost(config, lengths, task.closed, roof) * len(shapes))
+                total.add("judge", judge_cost(config, lengths, task.closed, roof))
             row[backend] = total
         rows.append(row)
     assumed = sorted({f"{m}/{r}" for (m, r), s in shapes.items() if s is ASSUMED_7B})
+    twinned = [m for m in checkpoints if m in plan.post_models]
+    base_only = [m for m in checkpoints if m not in twinned]
     notes = [
         f"GPU: {roof.gpu.name}, {roof.gpu.tflops:g} TFLOP/s bf16 at {mfu:.0%} of peak, "
         f"{roof.gpu.bandwidth_tb_s:g} TB/s at {bandwidth_efficiency:.0%}",
-        f"{len(checkpoints)} checkpoint models x 2 roles x {len(config['tasks'])} tasks, "
-        f"{units_per_task(config)} evaluated units each: "
-        f"{round(len(checkpoints) * 2 * len(config['tasks']) * gpu_jobs(config))} GPU jobs, "
+        f"{len(checkpoints)} checkpoint models ({len(twinned)} with a post-trained twin), {len(shapes)} model x "
+        f"role: {model_jobs(plan, checkpoints)} GPU jobs (the plan's tune and evaluation jobs; "
+        f"{len(plan.tasks)} tasks, {units_per_task(config)} evaluated units each), "
         f"each starting in {job_start_s:g} s (CUDA, loading the model)",
         "generation is an upper bound: every response runs to its budget (and to lm-evaluation-harness's "
         "256 tokens where a task records the harness's reading); the judge reads every response "
         "at its budget (its verdict cache's savings on repeated responses are not counted)",
     ]
+    if base_only:
+        notes.append(f"base only (no post-trained twin, no post jobs): {', '.join(base_only)}")
     if assumed:
         notes.append(f"shape {ASSUMED_7B.source}: {len(assumed)} of {len(shapes)} checkpoints")
     if others:

@@ -21,9 +21,10 @@ from typing import Any
 
 import yaml
 
-from softeval.config import check_config, load_config_file
+from softeval.config import load_config_file
 from softeval.io import atomic_write_text
 from softeval.plan import Plan
+from softeval.preflight import preflight
 from softeval.progress import Progress
 from softeval.schema import InputError
 from softeval.shipped import workflow_root
@@ -42,9 +43,10 @@ def slug(text: str) -> str:
 def model_entry(spec: str) -> dict[str, Any]:
     """One --models value as a config model entry.
 
-    PATH or OWNER/NAME: a base checkpoint (a local directory or a hub id), no post-trained twin;
-    FILE.gguf or gguf:PACKAGE/FILE: a GGUF checkpoint; random:SEED: a random Llama-style model
-    (smoke runs). NAME=SPEC names the model (default: the last part of the path or id).
+    PATH or OWNER/NAME: a base checkpoint (a local directory or a hub id); FILE.gguf or
+    gguf:PACKAGE/FILE: a GGUF checkpoint; random:SEED: a random Llama-style model (smoke runs).
+    Each is a base model only (no post-trained twin: a --configfile entry can give one).
+    NAME=SPEC names the model (default: the last part of the path or id).
     """
     name, sep, ref = spec.partition("=")
     if not sep:
@@ -55,14 +57,14 @@ def model_entry(spec: str) -> dict[str, Any]:
         seed = ref.removeprefix("random:") or "0"
         if not seed.isdigit():
             raise InputError(f"--models {spec!r}: random:SEED needs a whole number, e.g. random:1")
-        entry: dict[str, Any] = {"name": name or f"random-{seed}", "random": {"seed": int(seed)}}
+        entry: dict[str, Any] = {"name": name or f"random-{seed}", "random": {"seed": int(seed)}, "post": False}
     elif ref.startswith("gguf:"):
         package, _, file = ref.removeprefix("gguf:").partition("/")
         if not package or not file:
             raise InputError(f"--models {spec!r}: write gguf:PACKAGE/FILE (a .gguf file an installed package ships)")
-        entry = {"name": name or slug(file), "gguf": {"package": package, "file": file}}
+        entry = {"name": name or slug(file), "gguf": {"package": package, "file": file}, "post": False}
     elif ref.endswith(".gguf"):
-        entry = {"name": name or slug(ref), "gguf": {"path": str(Path(ref).expanduser().resolve())}}
+        entry = {"name": name or slug(ref), "gguf": {"path": str(Path(ref).expanduser().resolve())}, "post": False}
     else:
         local = Path(ref).expanduser()
         is_local = local.exists() or ref.startswith((".", "/", "~")) or ref.count("/") != 1
@@ -143,12 +145,7 @@ def prepare(config: dict[str, Any], out: Path, source: str = "softeval run") -> 
     root = workflow_root()
     written = yaml.safe_dump(config, sort_keys=False)
     checked = yaml.safe_load(written)  # check a copy: the file keeps what the user asked for, not the defaults
-    check_config(checked, source, root)
-    try:
-        plan = Plan.from_config(checked, root, out)
-        plan.targets()
-    except InputError as err:
-        raise InputError(f"{source}: {err}") from None
+    plan = preflight(checked, source, root, out)
     out.mkdir(parents=True, exist_ok=True)
     path = out / "config.yaml"
     if not path.is_file() or path.read_text(encoding="utf-8") != written:
@@ -233,6 +230,8 @@ def run(
     configfile: str | Path | None = None,
     snakemake_args: Sequence[str] = (),
     show: str = "progress",
+    tensorboard: str | Path | None = None,
+    wandb_project: str | None = None,
 ):
     """Rank base checkpoints: run the workflow in `out` and return its leaderboard (a DataFrame).
 
@@ -263,7 +262,28 @@ def run(
         raise RuntimeError(f"the workflow failed (exit {code}); see {out / 'logs' / 'softeval-run.log'}")
     if {"-n", "--dry-run", "--dryrun"} & set(snakemake_args):
         return None
+    if tensorboard or wandb_project:
+        track(out / "results", tensorboard, wandb_project)
     return pd.read_csv(out / LEADERBOARD.with_suffix(".csv"))
+
+
+def track(results: Path, tensorboard: str | Path | None, wandb_project: str | None) -> None:
+    """The run's scores, leaderboard and tuning curves to TensorBoard event files and/or a W&B run
+    (offline unless WANDB_MODE=online; `wandb sync` uploads it later): softeval[tracking]."""
+    from softeval.analysis.aggregate import load_summary
+    from softeval.analysis.export import export_tensorboard, export_wandb, read_curves, read_leaderboard
+
+    scores = load_summary(results / "tables" / "scores.parquet")
+    board = read_leaderboard(results / "tables" / "leaderboard.csv")
+    curves = read_curves(results / "softprompts") if (results / "softprompts").is_dir() else None
+    if tensorboard:
+        print(f"TensorBoard: {export_tensorboard(scores, board, tensorboard, curves=curves)}", file=sys.stderr)
+    if wandb_project:
+        mode = os.environ.get("WANDB_MODE", "offline")
+        folder = export_wandb(
+            scores, board, results.parent / "wandb", wandb_project, results.parent.name, mode, curves=curves
+        )
+        print(f"W&B ({mode}): {folder}", file=sys.stderr)
 
 
 def split_list(values: Sequence[str] | str | None) -> list[str]:
@@ -290,6 +310,10 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--configfile", help="a config file the flags are laid over")
     parser.add_argument("--show", choices=["progress", "all", "none"], default="progress",
                         help="progress: a status line with an ETA; all: Snakemake's own output")  # fmt: skip
+    parser.add_argument(
+        "--tensorboard", metavar="DIR", help="also write TensorBoard event files there (softeval[tracking])"
+    )
+    parser.add_argument("--wandb", metavar="PROJECT", help="also log a W&B run, offline unless WANDB_MODE=online")
     parser.add_argument("snakemake_args", nargs="*", help="after --: passed to snakemake as they are (e.g. -n)")
 
 
@@ -309,6 +333,8 @@ def command(args: argparse.Namespace) -> None:
         configfile=args.configfile,
         snakemake_args=args.snakemake_args,
         show=args.show,
+        tensorboard=args.tensorboard,
+        wandb_project=args.wandb,
     )
     if board is None:  # a dry run
         return

@@ -6,6 +6,7 @@ key in which file is wrong and what to write instead.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from functools import cache
 from typing import Any
 
@@ -35,46 +36,51 @@ def key_path(parts: Any) -> str:
     return out or "(top level)"
 
 
-def _describe(error: jsonschema.ValidationError, docs: str) -> str:
+def _describe(error: jsonschema.ValidationError, docs: str) -> tuple[str, str]:
+    """The offending key (an unknown or missing key itself, else where the error is) and the line's text."""
     where = key_path(error.absolute_path)
     schema = error.schema if isinstance(error.schema, dict) else {}
     if error.validator == "additionalProperties":
         allowed = sorted(schema.get("properties", {}))
         extra = sorted(set(error.instance) - set(allowed))
         unknown = f"{where}.{extra[0]}" if error.absolute_path else extra[0]
-        return (
+        return unknown, (
             f"unknown key '{unknown}'; allowed here: {', '.join(allowed)} (fix the spelling or remove it; see {docs})"
         )
     if error.validator == "required":
         missing = next(key for key in error.validator_value if key not in error.instance)
         full = f"{where}.{missing}" if error.absolute_path else missing
-        return f"missing key '{full}'; add it (see {docs})"
+        return full, f"missing key '{full}'; add it (see {docs})"
     if error.validator == "type":
-        return (
+        return where, (
             f"key '{where}' must be of type {error.validator_value}, "
             f"got {type(error.instance).__name__} {error.instance!r} (see {docs})"
         )
     if error.validator == "enum":
         choices = ", ".join(repr(c) for c in error.validator_value)
-        return f"key '{where}' is {error.instance!r}; use one of {choices}"
+        return where, f"key '{where}' is {error.instance!r}; use one of {choices}"
     if error.validator == "pattern" and not error.validator_value.startswith("^[a-z0-9]"):
         wanted = error.schema.get("description", f"text matching {error.validator_value}")
-        return f"key '{where}' is {error.instance!r}; use {wanted} (see {docs})"
+        return where, f"key '{where}' is {error.instance!r}; use {wanted} (see {docs})"
     if error.validator == "pattern":
-        return (
+        return where, (
             f"key '{where}' is {error.instance!r}; use 1-64 characters of a-z, 0-9, '_' and '-', "
             "starting with a letter or digit"
         )
-    return f"key '{where}': {error.message} (see {docs})"
+    return where, f"key '{where}': {error.message} (see {docs})"
 
 
-def validate(data: Any, schema_name: str, source: str, docs: str) -> None:
-    """Raise InputError naming `source` and the first offending key, if `data` is invalid."""
+def validate(data: Any, schema_name: str, source: str | Callable[[str], str], docs: str) -> None:
+    """Raise InputError naming the source and the first offending key, if `data` is invalid.
+
+    `source` is a file name, or a function from the key (models[0].zoo.size) to what set it
+    (softeval.config.ConfigSources.source_of: a config file or a --config override)."""
     schema = load_schema(schema_name)
     validator = jsonschema.validators.validator_for(schema)(schema)
     error = jsonschema.exceptions.best_match(validator.iter_errors(data))
     if error is not None:
-        raise InputError(f"{source}: {_describe(error, docs)}")
+        key, text = _describe(error, docs)
+        raise InputError(f"{source(key) if callable(source) else source}: {text}")
 
 
 def fill_defaults(data: dict[str, Any], schema: dict[str, Any]) -> dict[str, Any]:

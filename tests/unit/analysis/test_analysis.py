@@ -12,6 +12,7 @@ import pytest
 
 from softeval.analysis.aggregate import aggregate_scores, write_summary
 from softeval.analysis.claims import Inputs, check_claims, claim_verdicts
+from softeval.analysis.figures import not_applicable
 from softeval.analysis.review import format_example, list_units, unit_examples
 from softeval.analysis.tables import (
     ALL_TASKS,
@@ -270,3 +271,143 @@ def test_unit_checks_name_the_unit_whose_files_disagree_and_skip_missing_methods
         summary_line(unit_checks([], ["t"], ["few_shot"], read, SETTINGS), "strict")
         == "no soft-prompt units in this run"
     )
+
+
+# ---- models without a post-trained twin ---------------------------------------------------------
+
+
+def without_post(results: Path, folder: Path, *models: str) -> Path:
+    """A copy of the results whose `models` have no post-trained twin (base-only entries), re-aggregated."""
+    copy = folder / "results"
+    shutil.copytree(results, copy)
+    for model in models:
+        for kind in ("scores", "generations"):
+            shutil.rmtree(copy / kind / model / "post")
+    paths = sorted((copy / "scores").rglob("*.jsonl"))
+    write_summary(
+        aggregate_scores(copy / "scores", paths, n_resamples=200, seed=0),
+        copy / "tables" / "scores.csv",
+        copy / "tables" / "scores.parquet",
+    )
+    return copy
+
+
+def test_rankings_and_gaps_of_post_trained_models_leave_out_models_without_a_twin(results, tmp_path):
+    mixed = without_post(results, tmp_path, "c")
+    summary = summary_of(mixed)
+    assert set(summary[summary.role == "post"]["model"]) == {"a", "b"}
+    swap = swap_distance_table(
+        summary,
+        per_example_reader(mixed / "scores", summary, "strict"),
+        SETTINGS,
+        truth={"a": 0.9, "b": 0.6, "c": 0.3},
+    )
+    one = swap[swap.task == "t1"].set_index("method")
+    # over a and b only: zero-shot b (0.3) > a (0.1), post-trained a (0.9) > b (0.7)
+    assert one.loc["zero_shot", "base_ranking"] == "b > a" and one.loc["zero_shot", "post_ranking"] == "a > b"
+    assert one.loc["zero_shot", "distance"] == 1 and one.loc["soft_prompt", "distance"] == 0
+    assert one.loc["few_shot", "truth_distance"] == 1 and one.loc["soft_prompt", "truth_distance"] == 0
+    total = swap[swap.task == ALL_TASKS].set_index("method")
+    assert total.loc["zero_shot", "distance"] == 2 and total.loc["soft_prompt", "distance"] == 0
+    assert set(swap["note"]) == {"ranked: a, b; no post-trained twin: c"}
+    consensus = consensus_table(swap).set_index("method")
+    assert (
+        consensus.loc["zero_shot", "base_consensus"] == "b > a"
+        and consensus.loc["zero_shot", "post_consensus"] == "a > b"
+    )
+    gap = score_gap_table(summary, SETTINGS)
+    zs = gap[(gap.task == "t1") & (gap.method == "zero_shot")].iloc[0]
+    assert zs["gap_signed"] == pytest.approx(((0.9 - 0.1) + (0.7 - 0.3)) / 2)
+    assert zs["gap_abs"] == pytest.approx((0.8 + 0.4) / 2) and zs["base"] == pytest.approx(0.2)
+    assert set(gap["note"]) == {"mean over a, b; no post-trained twin: c"}
+    full = score_gap_table(summary_of(results), SETTINGS)
+    assert (
+        "note" not in full.columns
+        and "note"
+        not in swap_distance_table(
+            summary_of(results), per_example_reader(results / "scores", summary_of(results), "strict"), SETTINGS
+        ).columns
+    )  # every model has a twin: the tables stay as they were
+
+
+def test_without_two_twins_the_ranking_comparison_is_not_applicable(results, tmp_path):
+    solo = without_post(results, tmp_path, "b", "c")
+    summary = summary_of(solo)
+    swap = swap_distance_table(summary, per_example_reader(solo / "scores", summary, "strict"), SETTINGS)
+    reason = "not applicable: fewer than 2 models with a post-trained twin (a has one; b, c are base only)"
+    assert len(swap) == 3 * 3  # every method per task and over all tasks, none computed
+    assert swap["distance"].isna().all() and set(swap["note"]) == {reason}
+    assert set(consensus_table(swap)["note"]) == {reason}
+    gap = score_gap_table(summary, SETTINGS)  # a still has its gap
+    zs = gap[(gap.task == "t1") & (gap.method == "zero_shot")].iloc[0]
+    assert zs["gap_signed"] == pytest.approx(0.9 - 0.1) and zs["note"] == "mean over a; no post-trained twin: b, c"
+    bases = summary[summary.role == "base"]
+    none = swap_distance_table(bases, per_example_reader(solo / "scores", bases, "strict"), SETTINGS)
+    assert set(none["note"]) == {"not applicable: no post-trained models (every model is base only)"}
+    gap = score_gap_table(bases, SETTINGS)
+    assert len(gap) == 3 * 3 and gap["gap_abs"].isna().all()
+    assert set(gap["note"]) == {"not applicable: no model has a post-trained twin"}
+
+
+def test_report_jobs_run_on_models_without_a_post_trained_twin(results, tmp_path):
+    solo = without_post(results, tmp_path, "b", "c")
+    settings = AnalysisSettings(steps=(0, 4), reference_method="zero_shot", bootstrap=100, seed=0)
+    summary = solo / "tables" / "scores.parquet"
+    out = tmp_path / "tables"
+    run_tables(
+        summary_path=summary,
+        scores_root=solo / "scores",
+        loglik_root=solo / "loglik",
+        zoo_csv=None,
+        settings=settings,
+        out_dir=out,
+    )
+    swap_md = (out / "swap_distance.md").read_text()
+    assert "fewer than 2 models with a post-trained twin" in swap_md
+    gap_md = (out / "score_gap.md").read_text()
+    assert gap_md.startswith("Score gap") and "no post-trained twin: b, c" in gap_md.splitlines()[0]
+    assert len(pd.read_csv(out / "unit_checks.csv")) == 2 * 3  # every base model and task
+    kf = pd.read_csv(out / "knowledge_format.csv")
+    assert set(kf[kf.role == "post"]["units"]) == {2}  # a's two tasks
+    run_figures(
+        summary_path=summary,
+        swap_csv=out / "swap_distance.csv",
+        gap_csv=out / "score_gap.csv",
+        settings=settings,
+        out_dir=tmp_path / "fig",
+    )
+    assert len(list((tmp_path / "fig").glob("*.png"))) == len(list((tmp_path / "fig").glob("*.pdf"))) == 4
+    # the swap figure says why instead of drawing empty axes; the gap figure has a's bars
+    assert not_applicable(pd.read_csv(out / "swap_distance.csv"), "distance", "swap", tmp_path / "na")
+    assert not not_applicable(pd.read_csv(out / "score_gap.csv"), "gap_abs", "gap", tmp_path / "gap")
+    assert (tmp_path / "na.png").is_file() and not (tmp_path / "gap.png").exists()
+    run_claims(
+        summary_path=summary,
+        swap_csv=out / "swap_distance.csv",
+        scores_root=solo / "scores",
+        loglik_root=solo / "loglik",
+        settings=settings,
+        out_stem=out / "claims",
+    )
+    text = (out / "claims.md").read_text()
+    assert "## 3. Soft-prompted base rankings predict post-trained rankings — not applicable" in text
+    assert "fewer than 2 models with a post-trained twin (a has one; b, c are base only)" in text
+    parts = pd.read_csv(out / "claims.csv")
+    five = parts[parts.claim == 5].set_index("part")
+    assert five.loc["models without a post-trained twin", "evidence"] == "no post-trained twin: b, c"
+    assert "over 2 units" in five.loc["vs zero-shot", "evidence"]  # a on two tasks
+
+
+def test_one_model_with_its_twin_has_gaps_but_no_ranking(results, tmp_path):
+    solo = tmp_path / "results"
+    shutil.copytree(results, solo)
+    for model in ("b", "c"):
+        for kind in ("scores", "generations"):
+            shutil.rmtree(solo / kind / model)
+    paths = sorted((solo / "scores").rglob("*.jsonl"))
+    write_summary(aggregate_scores(solo / "scores", paths, 200, 0), solo / "tables" / "scores.csv")
+    summary = pd.read_csv(solo / "tables" / "scores.csv", dtype={"step": "Int64"})
+    swap = swap_distance_table(summary, per_example_reader(solo / "scores", summary, "strict"), SETTINGS)
+    assert swap["distance"].isna().all() and set(swap["note"]) == {"not applicable: one model: no ranking to compare"}
+    gap = score_gap_table(summary, SETTINGS)
+    assert "note" not in gap.columns and gap["gap_abs"].notna().all()  # a has its twin: nothing left out

@@ -43,12 +43,14 @@ def hits(k: int, n: int = N, offset: int = 0) -> np.ndarray:
 class World:
     """Per-example arrays for every (role, model, task, method, step) and metric; a summary of their means."""
 
-    def __init__(self, models=("a", "b", "c"), tasks=("open1",), roles=("base", "post")):
+    def __init__(self, models=("a", "b", "c"), tasks=("open1",), roles=("base", "post"), base_only=()):
         self.models, self.tasks, self.roles = list(models), list(tasks), list(roles)
         self.arrays: dict[tuple, dict[str, np.ndarray]] = {}
         self.chosen: dict[tuple, list[int]] = {}
         for role in roles:
             for model in models:
+                if role == "post" and model in base_only:  # no post-trained twin
+                    continue
                 for task in tasks:
                     for method, step in UNITS:
                         self.set(role, model, task, method, step, strict=hits(30), knowledge=hits(40), format=hits(N))
@@ -70,7 +72,8 @@ class World:
         summary = self.summary()
 
         def per_example(role, task, method, step):
-            return {m: self.arrays[(role, m, task, method, step)]["strict"] for m in self.models}
+            units = {m: (role, m, task, method, step) for m in self.models}
+            return {m: self.arrays[unit]["strict"] for m, unit in units.items() if unit in self.arrays}
 
         has_reference = any(role == "post" and method == "zero_shot" for role, _, _, method, _ in self.arrays)
         swap = swap_distance_table(summary, per_example, SETTINGS) if has_reference else pd.DataFrame()
@@ -364,3 +367,54 @@ def test_choice_spread_and_gap_difference():
     assert choice_spread([0, 1, 2, 3] * 5, 4).entropy == pytest.approx(1.0)
     same = absolute_gap_difference([(hits(10), hits(30), hits(10), hits(30))], 100, 0)
     assert (same.estimate, same.low, same.high) == (0.0, 0.0, 0.0)
+
+
+def test_a_mixed_set_computes_the_post_trained_parts_over_the_models_with_a_twin():
+    """a and b have post-trained twins, c is base only: claim 1 and claim 2's base part use all three;
+    claim 2's post part and claims 3, 4, 5 use a and b, and say that c has no post-trained twin."""
+    world = World(tasks=("open1", "open2"), base_only=("c",))
+    post = {"a": 50, "b": 20}
+    for task in world.tasks:
+        for model, (sp, zs) in {"a": (45, 10), "b": (15, 50), "c": (30, 30)}.items():
+            world.set("base", model, task, "soft_prompt", 8, strict=hits(sp))
+            world.set("base", model, task, "zero_shot", None, strict=hits(zs))
+            world.set("base", model, task, "few_shot", None, strict=hits(zs))
+            if model in post:
+                for method, step in UNITS:
+                    world.set("post", model, task, method, step, strict=hits(post[model]))
+    inputs = world.inputs()
+    assert inputs.twinned == ["a", "b"] and inputs.models == ["a", "b", "c"]
+    swap = inputs.swap.set_index(["task", "method"])
+    assert swap.loc[("open1", "zero_shot"), "base_ranking"] == "b > a"  # c is not ranked
+    parts = parts_of(inputs)
+    no_twin = parts[parts["part"] == "models without a post-trained twin"]
+    assert no_twin["claim"].tolist() == [2, 3, 4, 5]
+    assert set(no_twin["verdict"]) == {NOT_APPLICABLE} and set(no_twin["evidence"]) == {"no post-trained twin: c"}
+    base = parts[parts["part"] == "base models vs zero-shot"].iloc[0]
+    # (35 + 5 + 0) / 60 per task over a, b and c's 6 units; a and b, c: 3 x 2 units
+    assert "over 6 units" in base["evidence"] and base["estimate"] == pytest.approx((35 - 35 + 0) / 3 / 60)
+    post_part = parts[parts["part"] == "post-trained models vs zero-shot"].iloc[0]
+    assert "over 4 units" in post_part["evidence"] and post_part["estimate"] == 0
+    # claim 3 over a and b: the soft prompt ranks them as the twins (0 swaps), zero-shot reversed (1 per task)
+    three = parts[(parts["claim"] == 3) & (parts["part"] == "vs zero-shot")].iloc[0]
+    assert three["estimate"] == -2 and three["verdict"] == HOLDS
+    assert "soft prompt 0" in three["evidence"] and "zero-shot 2" in three["evidence"]
+    # claim 5 over a and b's 4 units: |50 - 45| and |20 - 15| under the soft prompt, 40 and 30 zero-shot
+    five = parts[(parts["claim"] == 5) & (parts["part"] == "vs zero-shot")].iloc[0]
+    assert (
+        five["estimate"] == pytest.approx((5 + 5) / 2 / 60 - (40 + 30) / 2 / 60) and "over 4 units" in five["evidence"]
+    )
+    assert claim_verdicts(parts)[5] == HOLDS
+    near = parts[parts["part"] == "zero-shot: more near-zero scores than the soft prompt"].iloc[0]
+    assert "over 4 base units" in near["evidence"]  # claim 4 is about the ranking: a and b only
+
+
+def test_one_twin_among_three_models_has_no_ranking_to_compare():
+    world = World(base_only=("b", "c"))
+    parts = parts_of(world.inputs())
+    reason = "fewer than 2 models with a post-trained twin (a has one; b, c are base only)"
+    for claim in (3, 4):
+        assert parts[parts["claim"] == claim]["evidence"].tolist() == [reason]
+        assert claim_verdicts(parts)[claim] == NOT_APPLICABLE
+    assert verdict(parts, 5, "models without a post-trained twin") == NOT_APPLICABLE
+    assert claim_verdicts(parts)[5] != NOT_APPLICABLE  # a's gap is measured

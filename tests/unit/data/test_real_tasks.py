@@ -352,7 +352,7 @@ def test_a_local_task_mixes_with_hub_tasks_in_one_workflow(tmp_path):
     config.write_text(
         f"task_dir: {tasks}\ntasks: [capitals, triviaqa]\n"
         f"data: {{source: mirror, mirror: {FIXTURES}}}\nevaluation: {{test_limit: 1}}\n"
-        "models:\n  - name: mine\n    base: {id: /models/base}\n    post: {id: /models/post}\n"
+        "models:\n  - name: mine\n    random: {}\n"
     )
     work = tmp_path / "work"
     work.mkdir()

@@ -11,6 +11,11 @@ Each claim is split into parts; each part has an estimate and a 95% interval, an
 - **not applicable**: the run cannot test it (one model: no ranking; no post-trained twins;
   format already at the level before tuning: nothing to climb).
 
+A model may have no post-trained twin (a base-only entry): claim 1 and claim 2's base part use
+every model; claim 2's post-trained part and claims 3-5 use the models with a twin, and each of
+them adds a "models without a post-trained twin" part (not applicable: "no post-trained twin: ...")
+that names the others. Claims 3 and 4 rank models: fewer than two with a twin, not applicable.
+
 What the intervals are (coverage measured by simulation in tests/unit/analysis/test_coverage.py):
 - means and mean differences (claims 1, 2, 5; claim 4's near-zero share): paired percentile
   bootstrap over test examples, one index matrix per task shared by every model and method;
@@ -52,7 +57,15 @@ from softeval.analysis.evidence import (
 )
 from softeval.analysis.publish import write_table
 from softeval.analysis.ranking import bootstrap_swap_distances, swap_distances_of_scores
-from softeval.analysis.tables import ALL_TASKS, BASELINES, methods_in, unit_rows
+from softeval.analysis.tables import (
+    ALL_TASKS,
+    BASELINES,
+    base_only_models,
+    methods_in,
+    ranking_not_applicable,
+    twinned_models,
+    unit_rows,
+)
 from softeval.io import atomic_write_text
 from softeval.registry import Registry
 from softeval.settings import AnalysisSettings
@@ -126,12 +139,16 @@ class Inputs:
     settings: AnalysisSettings
     choices: ChoiceReader | None = None
     models: list[str] = field(init=False)
+    twinned: list[str] = field(init=False)  # the models with a post-trained twin
+    base_only: list[str] = field(init=False)  # the models without one
     tasks: list[str] = field(init=False)
     roles: set[str] = field(init=False)
     methods: list[str] = field(init=False)
 
     def __post_init__(self) -> None:
         self.models = sorted(set(self.summary["model"]))
+        self.twinned = twinned_models(self.summary)
+        self.base_only = base_only_models(self.summary)
         self.tasks = sorted(set(self.summary["task"]))
         self.roles = set(self.summary["role"])
         self.methods = methods_in(self.summary)
@@ -144,6 +161,19 @@ class Inputs:
 
     def baselines(self) -> list[str]:
         return [m for m in BASELINES if m in self.methods]
+
+    def without_twin(self, claim: int) -> list[Part]:
+        """The part that names the models a post-trained comparison leaves out (none: no part)."""
+        if not self.base_only or not self.twinned:
+            return []
+        return [
+            Part(
+                claim,
+                "models without a post-trained twin",
+                NOT_APPLICABLE,
+                f"no post-trained twin: {', '.join(self.base_only)}",
+            )
+        ]
 
 
 @dataclass(frozen=True)
@@ -398,8 +428,9 @@ def claim_beats_baselines(inputs: Inputs) -> list[Part]:
         if role not in inputs.roles:
             parts.append(Part(2, f"{who} models", NOT_APPLICABLE, f"no {who} models in this run"))
             continue
+        models = inputs.models if role == "base" else inputs.twinned
         for baseline in inputs.baselines():
-            units = [(m, t) for t in inputs.tasks for m in inputs.models]
+            units = [(m, t) for t in inputs.tasks for m in models]
             strict = [
                 (
                     inputs.values(role, m, t, "soft_prompt", settings.final_step, settings.metric),
@@ -439,18 +470,16 @@ def claim_beats_baselines(inputs: Inputs) -> list[Part]:
                     caveat,
                 )
             )
-    return parts
+    return parts + inputs.without_twin(2)
 
 
 # ---- 3: rankings ------------------------------------------------------------------------------
 
 
 def _ranking_not_applicable(inputs: Inputs, claim: int) -> Part | None:
-    if len(inputs.models) < 2:
-        return Part(claim, "all", NOT_APPLICABLE, "one model: no ranking to compare")
-    if "post" not in inputs.roles:
-        return Part(claim, "all", NOT_APPLICABLE, "no post-trained models: no reference ranking")
-    return None
+    """Rankings compare the models with a post-trained twin: not applicable with fewer than two."""
+    reason = ranking_not_applicable(inputs.summary)
+    return None if reason is None else Part(claim, "all", NOT_APPLICABLE, reason)
 
 
 def swap_draws(inputs: Inputs, method: str) -> np.ndarray:
@@ -461,9 +490,9 @@ def swap_draws(inputs: Inputs, method: str) -> np.ndarray:
     for task in inputs.tasks:
         reference = reference_examples(inputs, task)
         per_example = {
-            m: inputs.values("base", m, task, method, inputs.step(method), settings.metric) for m in inputs.models
+            m: inputs.values("base", m, task, method, inputs.step(method), settings.metric) for m in inputs.twinned
         }
-        index = task_resamples(task, len(reference[inputs.models[0]]), settings.bootstrap, settings.seed)
+        index = task_resamples(task, len(reference[inputs.twinned[0]]), settings.bootstrap, settings.seed)
         total = total + bootstrap_swap_distances(per_example, reference, index)
     return np.asarray(total)
 
@@ -472,7 +501,7 @@ def reference_examples(inputs: Inputs, task: str) -> dict[str, np.ndarray]:
     """Per-example scores of the post-trained models under the reference method: the ranking compared with."""
     method = inputs.settings.reference_method
     return {
-        m: inputs.values("post", m, task, method, inputs.step(method), inputs.settings.metric) for m in inputs.models
+        m: inputs.values("post", m, task, method, inputs.step(method), inputs.settings.metric) for m in inputs.twinned
     }
 
 
@@ -507,7 +536,7 @@ def claim_predicts_rankings(inputs: Inputs) -> list[Part]:
                 f"{LABEL[baseline]} {int(b['truth_distance'])}"
             )
         parts.append(Part(3, f"vs {LABEL[baseline]}", less(diff), evidence, diff))
-    return parts
+    return parts + inputs.without_twin(3)
 
 
 # ---- 4: score compression ---------------------------------------------------------------------
@@ -531,8 +560,8 @@ def tie_dependence(base: np.ndarray, reference: np.ndarray) -> np.ndarray:
 
 def near_zero_draws(inputs: Inputs, method: str) -> tuple[float, np.ndarray]:
     """Share of base units (model x task) whose mean score is below NEAR_ZERO: on the data and
-    per bootstrap resample (every task's own index matrix)."""
-    settings, models = inputs.settings, inputs.models
+    per bootstrap resample (every task's own index matrix); the ranked models' (with a twin)."""
+    settings, models = inputs.settings, inputs.twinned
     n_units = len(models) * len(inputs.tasks)
     share, draws = 0.0, np.zeros(settings.bootstrap)
     for task in inputs.tasks:
@@ -551,7 +580,7 @@ def random_tie_break_savings(inputs: Inputs, method: str) -> tuple[int, float, n
     post-trained ranking keeps the paper's alphabetical policy). An exact randomisation of this
     run's scores, not a resampling of test examples. Also the exact expectation of the savings
     (tie_dependence)."""
-    settings, models = inputs.settings, inputs.models  # name order: the alphabetical tie-break
+    settings, models = inputs.settings, inputs.twinned  # name order: the alphabetical tie-break
     alphabetical, expected, savings = 0, 0.0, np.zeros(settings.bootstrap)
     for task in inputs.tasks:
         reference = reference_examples(inputs, task)
@@ -594,7 +623,8 @@ def claim_score_compression(inputs: Inputs) -> list[Part]:
                 4,
                 f"{LABEL[baseline]}: more near-zero scores than the soft prompt",
                 greater(near),
-                f"share of base units (model x task) with mean {metric} < {NEAR_ZERO}: {LABEL[baseline]} "
+                f"share of base units (model x task) with mean {metric} < {NEAR_ZERO} over "
+                f"{len(inputs.twinned) * len(inputs.tasks)} base units: {LABEL[baseline]} "
                 f"{share:.2f}, soft prompt {sp_share:.2f}; difference {near} (paired bootstrap)",
                 near,
             )
@@ -614,7 +644,7 @@ def claim_score_compression(inputs: Inputs) -> list[Part]:
                 saved,
             )
         )
-    return parts
+    return parts + inputs.without_twin(4)
 
 
 # ---- 5: score gap -----------------------------------------------------------------------------
@@ -626,10 +656,10 @@ def claim_score_compression(inputs: Inputs) -> list[Part]:
     needs=("soft_prompt", "baselines"),
 )
 def claim_smallest_gap(inputs: Inputs) -> list[Part]:
-    if "post" not in inputs.roles:
+    if not inputs.twinned:
         return [Part(5, "all", NOT_APPLICABLE, "no post-trained models: no score gap")]
     settings, parts = inputs.settings, []
-    units = [(m, t) for t in inputs.tasks for m in inputs.models]
+    units = [(m, t) for t in inputs.tasks for m in inputs.twinned]
 
     def arrays(method: str) -> list[tuple[np.ndarray, np.ndarray]]:
         step = inputs.step(method)
@@ -667,7 +697,7 @@ def claim_smallest_gap(inputs: Inputs) -> list[Part]:
                 diff,
             )
         )
-    return parts
+    return parts + inputs.without_twin(5)
 
 
 # ---- writing ----------------------------------------------------------------------------------

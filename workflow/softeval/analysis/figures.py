@@ -25,6 +25,20 @@ def save(fig: plt.Figure, stem: Path) -> None:
     plt.close(fig)
 
 
+def not_applicable(table: pd.DataFrame, value: str, title: str, stem: Path) -> bool:
+    """Where no row of `table` has a `value` (a comparison that needs post-trained twins the run
+    lacks), draw the reason from its note instead of empty axes; True when it did."""
+    if table[value].notna().any():
+        return False
+    note = next(iter(table["note"].dropna()), "not applicable") if "note" in table else "not applicable"
+    fig, ax = plt.subplots(figsize=(6, 2))
+    ax.axis("off")
+    ax.set_title(title, fontsize=10)
+    ax.text(0.5, 0.5, note, ha="center", va="center", wrap=True, fontsize=9)
+    save(fig, stem)
+    return True
+
+
 def tuning_curve(summary: pd.DataFrame, closed_tasks: set[str], stem: Path) -> None:
     """Claim 1: base models' format and knowledge accuracy against the tuning step, closed and open
     tasks in separate panels (mean over base models and tasks). No bands: an average of the units'
@@ -55,11 +69,12 @@ def tuning_curve(summary: pd.DataFrame, closed_tasks: set[str], stem: Path) -> N
 
 
 def method_scores(summary: pd.DataFrame, final_step: int, stem: Path) -> None:
-    """Claim 2: strict score per method, base vs post-trained, mean over models and tasks."""
+    """Claim 2: strict score per method, base vs post-trained, mean over models and tasks (the
+    post-trained bars over the models with a twin; none without one)."""
     methods = methods_in(summary)
     fig, ax = plt.subplots(figsize=(5, 3))
     width = 0.38
-    for k, role in enumerate(("base", "post")):
+    for k, role in enumerate(r for r in ("base", "post") if r in set(summary["role"])):
         means = []
         for method in methods:
             rows = summary[(summary["role"] == role) & (summary["method"] == method)]
@@ -76,7 +91,10 @@ def method_scores(summary: pd.DataFrame, final_step: int, stem: Path) -> None:
 def swap_distances(swap: pd.DataFrame, stem: Path) -> None:
     """Claims 3 and 4: swap distance to the post-trained ranking per method, per task and summed
     over tasks: bars at the alphabetical tie-break, black whiskers the 95% bootstrap interval,
-    grey bands the range over all tie-breaks (wide bands: compressed scores)."""
+    grey bands the range over all tie-breaks (wide bands: compressed scores). Without two models
+    with a post-trained twin: the table's reason."""
+    if not_applicable(swap, "distance", "swap distance to post-trained", stem):
+        return
     tasks = [t for t in dict.fromkeys(swap["task"]) if t != ALL_TASKS]
     methods = list(dict.fromkeys(swap["method"]))
     groups = [tasks, [ALL_TASKS]] if ALL_TASKS in set(swap["task"]) else [tasks]
@@ -105,7 +123,10 @@ def swap_distances(swap: pd.DataFrame, stem: Path) -> None:
 
 def score_gaps(gap: pd.DataFrame, stem: Path) -> None:
     """Claim 5: post-trained minus base strict score per method, per task and over all tasks
-    (mean over models; the smaller the bar, the closer base models come to their twins)."""
+    (mean over models; the smaller the bar, the closer base models come to their twins). Without a
+    model with a post-trained twin: the table's reason."""
+    if not_applicable(gap, "gap_abs", "score gap", stem):
+        return
     rows = gap
     tasks = list(dict.fromkeys(rows["task"]))  # the tasks, then all tasks together
     methods = list(dict.fromkeys(rows["method"]))

@@ -36,7 +36,7 @@ def write_table(
 ) -> None:
     """Write <stem>.csv, <stem>.md and <stem>.tex."""
     atomic_write_text(stem.with_suffix(".csv"), table.to_csv(index=False, float_format=f"%.{precision + 1}f"))
-    markdown = table.to_markdown(index=False, floatfmt=f".{precision}f")
+    markdown = table.to_markdown(index=False, floatfmt=f".{precision}f", missingval="")
     atomic_write_text(stem.with_suffix(".md"), f"{caption}\n\n{markdown}\n")
     styler = table.style.format(precision=precision, na_rep="", escape="latex").hide(axis="index")
     styler = styler.format_index(escape="latex", axis=1)

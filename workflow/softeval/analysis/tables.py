@@ -4,6 +4,12 @@ Rankings order the base models by their strict (benchmark) score under a method 
 compare it with the ranking of their post-trained twins under the reference method
 (zero-shot by default: how post-trained models are normally scored). Ties are broken
 alphabetically (the paper's policy), with the range over all tie-breaks beside it.
+
+A model may have no post-trained twin (a base-only entry). The comparisons with post-trained
+models (rankings, score gaps) are computed over the models that have one, and a `note` column
+names the models left out; with fewer than two such models no ranking is compared, and the swap
+distance table says why in every row ("not applicable: ...") instead of a number. Where every
+model has a twin the tables are as they always were (no note column).
 """
 
 from __future__ import annotations
@@ -47,6 +53,70 @@ def methods_in(summary: pd.DataFrame) -> list[str]:
     return [m for m in ("zero_shot", "few_shot", "soft_prompt") if m in set(summary["method"])]
 
 
+def models_in(summary: pd.DataFrame, role: str | None = None) -> list[str]:
+    """The models with units of this role (any role: every model), in name order."""
+    rows = summary if role is None else summary[summary["role"] == role]
+    return sorted(set(rows["model"]))
+
+
+def twinned_models(summary: pd.DataFrame) -> list[str]:
+    """The models scored in both roles: what every base-vs-post comparison is computed over."""
+    return sorted(set(models_in(summary, "base")) & set(models_in(summary, "post")))
+
+
+def base_only_models(summary: pd.DataFrame) -> list[str]:
+    """The models without a post-trained twin (no post units)."""
+    return sorted(set(models_in(summary)) - set(models_in(summary, "post")))
+
+
+def _are(models: list[str]) -> str:
+    return f"{', '.join(models)} {'is' if len(models) == 1 else 'are'}"
+
+
+def ranking_not_applicable(summary: pd.DataFrame) -> str | None:
+    """Why base rankings cannot be compared with post-trained rankings in this run (None: they can)."""
+    twinned, base_only = twinned_models(summary), base_only_models(summary)
+    if len(twinned) >= 2:
+        return None
+    if len(models_in(summary)) < 2:
+        return "one model: no ranking to compare"
+    if not twinned:
+        return "no post-trained models (every model is base only)"
+    return f"fewer than 2 models with a post-trained twin ({twinned[0]} has one; {_are(base_only)} base only)"
+
+
+def twin_note(summary: pd.DataFrame, prefix: str) -> str | None:
+    """'<prefix> a, b; no post-trained twin: c' where some models have no twin (None where all do)."""
+    base_only = base_only_models(summary)
+    if not base_only:
+        return None
+    return f"{prefix} {', '.join(twinned_models(summary))}; no post-trained twin: {', '.join(base_only)}"
+
+
+SWAP_COLUMNS = (
+    "distance",
+    "distance_min",
+    "distance_max",
+    "normalized",
+    "ci_low",
+    "ci_high",
+    "kendall_tau_b",
+    "spearman_rho",
+    "pairwise_accuracy",
+)
+
+
+def _not_applicable_rows(summary: pd.DataFrame, columns: tuple[str, ...], note: str) -> pd.DataFrame:
+    """One row per task and method (and per method over all tasks), every value empty, the reason beside it."""
+    tasks = [*sorted(set(summary["task"])), ALL_TASKS]
+    rows = [
+        {"task": task, "method": method, **dict.fromkeys(columns, np.nan), "note": f"not applicable: {note}"}
+        for task in tasks
+        for method in methods_in(summary)
+    ]
+    return pd.DataFrame(rows, columns=["task", "method", *columns, "note"])
+
+
 PerExample = Callable[[str, str, str, int | None], Mapping[str, np.ndarray]]
 
 
@@ -54,29 +124,46 @@ def swap_distance_table(
     summary: pd.DataFrame, per_example: PerExample, settings: AnalysisSettings, truth: Mapping[str, float] | None = None
 ) -> pd.DataFrame:
     """One row per task and method (and per method summed over tasks): how far the base
-    ranking is from the post-trained ranking, with tie range, correlations, bootstrap CI."""
+    ranking is from the post-trained ranking, with tie range, correlations, bootstrap CI.
+
+    Both rankings order the models with a post-trained twin (the others are named in a `note`
+    column); with fewer than two of them every row is not applicable, with the reason."""
+    missing = ranking_not_applicable(summary)
+    if missing:
+        columns = ("base_ranking", "post_ranking", *SWAP_COLUMNS) + (("truth_distance",) if truth is not None else ())
+        return _not_applicable_rows(summary, columns, missing)
+    ranked = twinned_models(summary)
+
+    def only_ranked(table: Mapping[str, float | np.ndarray]) -> dict:
+        return {m: table[m] for m in ranked}
+
+    truth = None if truth is None else only_ranked(truth)
     rows = []
     draws: dict[str, np.ndarray] = {}
     for task in sorted(set(summary["task"])):
-        reference = scores_of(
-            summary,
-            "post",
-            settings.reference_method,
-            _step(settings.reference_method, settings),
-            task,
-            settings.metric,
+        reference = only_ranked(
+            scores_of(
+                summary,
+                "post",
+                settings.reference_method,
+                _step(settings.reference_method, settings),
+                task,
+                settings.metric,
+            )
         )
         reference_ranking = rank_by_score(reference)
-        reference_examples = per_example(
-            "post", task, settings.reference_method, _step(settings.reference_method, settings)
+        reference_examples = only_ranked(
+            per_example("post", task, settings.reference_method, _step(settings.reference_method, settings))
         )
         n_examples = len(next(iter(reference_examples.values())))
         index = task_resamples(task, n_examples, settings.bootstrap, settings.seed)
         for method in methods_in(summary):
             step = _step(method, settings)
-            base = scores_of(summary, "base", method, step, task, settings.metric)
+            base = only_ranked(scores_of(summary, "base", method, step, task, settings.metric))
             ties = swap_distance_with_ties(base, reference)
-            boot = bootstrap_swap_distances(per_example("base", task, method, step), reference_examples, index)
+            boot = bootstrap_swap_distances(
+                only_ranked(per_example("base", task, method, step)), reference_examples, index
+            )
             draws[method] = draws.get(method, 0) + boot
             interval = bias_shifted_interval(ties.alphabetical, boot)
             row = {
@@ -118,7 +205,9 @@ def swap_distance_table(
         if truth is not None:
             total["truth_distance"] = int(part["truth_distance"].sum())
         totals.append(total)
-    return pd.concat([table, pd.DataFrame(totals)], ignore_index=True)
+    table = pd.concat([table, pd.DataFrame(totals)], ignore_index=True)
+    note = twin_note(summary, "ranked:")
+    return table if note is None else table.assign(note=note)
 
 
 def _step(method: str, settings: AnalysisSettings) -> int | None:
@@ -127,7 +216,8 @@ def _step(method: str, settings: AnalysisSettings) -> int | None:
 
 def score_gap_table(summary: pd.DataFrame, settings: AnalysisSettings) -> pd.DataFrame:
     """Per task and method (and over all tasks): post-trained minus base score of the same
-    model under the same method, averaged over models (signed and absolute)."""
+    model under the same method, averaged over the models with a post-trained twin (signed and
+    absolute; a `note` names the models without one; none with a twin: not applicable)."""
     frames = []
     for method in methods_in(summary):
         step = _step(method, settings)
@@ -137,6 +227,10 @@ def score_gap_table(summary: pd.DataFrame, settings: AnalysisSettings) -> pd.Dat
         }
         frames.append(pd.DataFrame(scores).dropna().reset_index().assign(method=method))
     pairs = pd.concat(frames, ignore_index=True)
+    if pairs.empty:
+        return _not_applicable_rows(
+            summary, ("gap_abs", "gap_signed", "base", "post"), "no model has a post-trained twin"
+        )
     pairs["gap"] = pairs["post"] - pairs["base"]
     pairs["gap_abs"] = pairs["gap"].abs()
     columns = {
@@ -148,7 +242,9 @@ def score_gap_table(summary: pd.DataFrame, settings: AnalysisSettings) -> pd.Dat
     per_task = pairs.groupby(["task", "method"], sort=False).agg(**columns).reset_index()
     overall = pairs.groupby("method", sort=False).agg(**columns).reset_index().assign(task=ALL_TASKS)
     table = pd.concat([per_task, overall], ignore_index=True)[["task", "method", *columns]]
-    return table.sort_values(["task", "method"], key=lambda c: c.map(_order)).reset_index(drop=True)
+    table = table.sort_values(["task", "method"], key=lambda c: c.map(_order)).reset_index(drop=True)
+    note = twin_note(summary, "mean over")
+    return table if note is None else table.assign(note=note)
 
 
 def _order(value: object) -> object:
@@ -184,8 +280,24 @@ def knowledge_format_table(
 
 def consensus_table(swap: pd.DataFrame, truth: Mapping[str, float] | None = None) -> pd.DataFrame:
     """Per method: the Kemeny consensus of the per-task base rankings (exact, PuLP), its total
-    distance to them, and its distance to the consensus of the post-trained rankings."""
+    distance to them, and its distance to the consensus of the post-trained rankings (of the
+    models the swap table ranks; not applicable where it ranks none)."""
     per_task = swap[swap["task"] != ALL_TASKS]
+    if per_task["distance"].isna().all():
+        notes = list(dict.fromkeys(swap["note"])) if "note" in swap else ["not applicable: no rankings"]
+        return pd.DataFrame(
+            [
+                {
+                    "method": m,
+                    "base_consensus": "",
+                    "kemeny_distance": np.nan,
+                    "post_consensus": "",
+                    "distance_to_post": np.nan,
+                    "note": notes[0],
+                }
+                for m in dict.fromkeys(per_task["method"])
+            ]
+        )
     post_consensus, _ = kemeny_consensus([r.split(" > ") for r in per_task.drop_duplicates("task")["post_ranking"]])
     rows = []
     for method, part in per_task.groupby("method", sort=False):
@@ -198,6 +310,11 @@ def consensus_table(swap: pd.DataFrame, truth: Mapping[str, float] | None = None
             "distance_to_post": swap_distance(consensus, post_consensus),
         }
         if truth is not None:
-            row["distance_to_truth"] = swap_distance(consensus, rank_by_score(truth))
+            ranked = set(consensus)
+            row["distance_to_truth"] = swap_distance(
+                consensus, rank_by_score({m: v for m, v in truth.items() if m in ranked})
+            )
+        if "note" in part:
+            row["note"] = part["note"].iloc[0]
         rows.append(row)
     return pd.DataFrame(rows)

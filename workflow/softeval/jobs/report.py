@@ -12,13 +12,17 @@ import pandas as pd
 from softeval.analysis import figures
 from softeval.analysis.aggregate import load_summary, pilot_note
 from softeval.analysis.claims import Inputs, check_claims, write_claims
+from softeval.analysis.leaderboard import leaderboard_from_settings, write_leaderboard
 from softeval.analysis.publish import write_table
 from softeval.analysis.tables import (
     BASELINES,
+    base_only_models,
     consensus_table,
     knowledge_format_table,
+    models_in,
     score_gap_table,
     swap_distance_table,
+    twinned_models,
 )
 from softeval.analysis.unit_checks import summary_line, unit_checks
 from softeval.analysis.verify import read_record
@@ -52,17 +56,18 @@ def ground_truth(zoo_csv: Path | None) -> dict[str, float] | None:
 
 
 def per_example_reader(scores_root: Path, summary: pd.DataFrame, metric: str):
-    """Per-example verdicts of every model in one unit, for bootstrap resampling."""
-    models = sorted(set(summary["model"]))
+    """Per-example verdicts of every model in one unit, for bootstrap resampling (the models
+    scored in that role: a model without a post-trained twin has no post units)."""
+    models = {role: models_in(summary, role) for role in set(summary["role"])}
 
     def read(role: str, task: str, method: str, step: int | None) -> dict[str, np.ndarray]:
         out: dict[str, np.ndarray] = {}
         ids: list[str] | None = None
-        for model in models:
+        for model in models.get(role, []):
             path = unit_path(scores_root, model, role, task, method, step)
             rows = read_jsonl(path, "scores")
             if ids is not None and [row["id"] for row in rows] != ids:
-                raise InputError(f"{path}: other test examples than {models[0]}'s; delete it to recompute")
+                raise InputError(f"{path}: other test examples than {next(iter(out))}'s; delete it to recompute")
             ids = [row["id"] for row in rows]
             out[model] = np.array([float(row[metric]) for row in rows])
         return out
@@ -165,13 +170,14 @@ def evidence_tables(
     )  # first: it names the two files of a unit pair whose test examples differ
     swap = swap_distance_table(summary, per_example_reader(scores_root, summary, settings.metric), settings, truth)
     consensus = consensus_table(swap, truth)
+    twins = twin_caption(summary)
     return [
         Publication(
             "swap_distance",
             swap.drop(columns=["base_ranking", "post_ranking"]),
             "Swap distance between the base-model ranking under each method and the post-trained ranking "
             f"({settings.reference_method}); ties broken alphabetically (min/max over all tie-breaks), "
-            "95% bootstrap interval over test examples" + pilot,
+            "95% bootstrap interval over test examples" + twins + pilot,
             best={k: v for k, v in SWAP_BEST.items() if k in swap.columns},
             group="task",
         ),
@@ -179,13 +185,15 @@ def evidence_tables(
             "consensus",
             consensus,
             "Kemeny consensus of the per-task base rankings under each method (exact integer program), its total "
-            "swap distance to them, and its distance to the consensus of the post-trained rankings" + pilot,
+            "swap distance to them, and its distance to the consensus of the post-trained rankings" + twins + pilot,
             best={k: "min" for k in ("distance_to_post", "distance_to_truth") if k in consensus.columns},
         ),
         Publication(
             "score_gap",
             score_gap_table(summary, settings),
-            "Score gap: post-trained minus base strict score of the same model and method (mean over models)" + pilot,
+            "Score gap: post-trained minus base strict score of the same model and method (mean over models)"
+            + twins
+            + pilot,
             best={"gap_abs": "min"},
             group="task",
         ),
@@ -203,9 +211,22 @@ def evidence_tables(
             knowledge_format_table(summary, UnitReader(scores_root), settings),
             "Knowledge, format and strict accuracy per role, method and tuning step (mean over models and tasks; "
             "_low/_high: 95% bootstrap interval of that mean, test examples resampled alike for every unit of a "
-            "task)" + pilot,
+            "task)" + twins + pilot,
         ),
     ]
+
+
+def twin_caption(summary: pd.DataFrame) -> str:
+    """The caption's sentence on models without a post-trained twin ("" when every model has one)."""
+    base_only = base_only_models(summary)
+    if not base_only:
+        return ""
+    twinned = twinned_models(summary)
+    over = f"{', '.join(twinned)} (with one)" if twinned else "no model: none has one"
+    return (
+        f". Base only, no post-trained twin: {', '.join(base_only)}; comparisons with post-trained models "
+        f"are over {over}"
+    )
 
 
 def run_tables(
@@ -218,7 +239,15 @@ def run_tables(
     out_dir: Path,
 ) -> None:
     """Compute every evidence table, then write each as CSV, Markdown and LaTeX."""
-    tables = evidence_tables(load_summary(summary_path), scores_root, loglik_root, ground_truth(zoo_csv), settings)
+    summary = load_summary(summary_path)
+    tables = evidence_tables(summary, scores_root, loglik_root, ground_truth(zoo_csv), settings)
+    # the run's own models and tasks (an earlier run's files under results/scores are not read)
+    base = summary[summary["role"] == "base"]
+    board = leaderboard_from_settings(
+        scores_root, settings, models=list(base["model"].unique()), tasks=list(base["task"].unique()),
+        loglik_root=loglik_root,
+    )  # fmt: skip
+    write_leaderboard(board, out_dir / "leaderboard")
     for publication in tables:
         write_table(
             publication.table,
