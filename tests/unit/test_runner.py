@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 import yaml
 
-from softeval.runner import build_config, model_entry, prepare, snakemake_command, split_list
+from softeval.runner import build_config, build_sources, model_entry, prepare, snakemake_command, split_list
 from softeval.schema import InputError
 from softeval.shipped import is_workflow_root, workflow_root
 from tests.conftest import ROOT
@@ -97,3 +97,14 @@ def test_the_workflow_files_and_the_command(tmp_path):
     assert command[command.index("--directory") + 1] == str(tmp_path)
     assert command[command.index("--profile") + 1] == str(ROOT / "workflow" / "profiles" / "slurm")
     assert command[-1] == "-n"
+
+
+def test_an_error_names_the_flag_that_set_the_key(tmp_path):
+    sources = build_sources(["random:1"], ["mmlu"], settings=["analysis.bootstrap=50"], limit=0)
+    with pytest.raises(InputError) as caught:
+        prepare(sources.merged(), tmp_path / "run", sources)
+    assert str(caught.value).startswith("--limit 0: key 'evaluation.test_limit'")
+    sources = build_sources(["random:1"], ["mmlu"], settings=["analysis.bootstrap=50"])
+    with pytest.raises(InputError, match=r"^--set analysis.bootstrap=50: key 'analysis.bootstrap': 50 is less than"):
+        prepare(sources.merged(), tmp_path / "run", sources)
+    assert not (tmp_path / "run").exists()

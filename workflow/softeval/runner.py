@@ -21,7 +21,7 @@ from typing import Any
 
 import yaml
 
-from softeval.config import load_config_file
+from softeval.config import ConfigSources, load_config_file
 from softeval.io import atomic_write_text
 from softeval.plan import Plan
 from softeval.preflight import preflight
@@ -96,7 +96,14 @@ def set_key(config: dict[str, Any], assignment: str) -> None:
     node[parts[-1]] = parsed
 
 
-def build_config(
+class RunSources(ConfigSources):
+    """The layers of a `softeval run` config; an error about no one key names the command."""
+
+    def __str__(self) -> str:
+        return "softeval run"
+
+
+def build_sources(
     models: Sequence[str] = (),
     tasks: Sequence[str] = (),
     *,
@@ -107,40 +114,52 @@ def build_config(
     metric: str | None = None,
     settings: Sequence[str] = (),
     base: dict[str, Any] | None = None,
-) -> dict[str, Any]:
-    """The run's config: `base` (a config file's contents) with the flags laid over it."""
-    config: dict[str, Any] = dict(base or {})
+    base_name: str = "--configfile",
+) -> RunSources:
+    """The run's config as layers, each named after what set it (a config file, then each flag),
+    so an error line names the flag to fix: `--set analysis.bootstrap=50: key 'analysis.bootstrap' ...`."""
+    layers: list[tuple[str, dict[str, Any]]] = [(base_name, dict(base))] if base else []
     if models:
-        config["models"] = [model_entry(spec) for spec in models]
+        layers.append(("--models", {"models": [model_entry(spec) for spec in models]}))
     if tasks:
-        config["tasks"] = list(tasks)
-    evaluation = config.setdefault("evaluation", {})
+        layers.append(("--tasks", {"tasks": list(tasks)}))
     if methods:
         unknown = [m for m in methods if m not in METHODS]
         if unknown:
             raise InputError(f"--methods: {unknown[0]!r} is not a method; use {', '.join(METHODS)}")
-        evaluation["methods"] = list(methods)
+        layers.append(("--methods", {"evaluation": {"methods": list(methods)}}))
     if limit is not None:
-        evaluation["test_limit"] = limit
+        layers.append((f"--limit {limit}", {"evaluation": {"test_limit": limit}}))
     if mirror is not None:
-        config["data"] = {**config.get("data", {}), "source": "mirror", "mirror": str(Path(mirror).resolve())}
+        layers.append(("--mirror", {"data": {"source": "mirror", "mirror": str(Path(mirror).resolve())}}))
     if task_dir is not None:
-        config["task_dir"] = str(Path(task_dir).resolve())
+        layers.append(("--task-dir", {"task_dir": str(Path(task_dir).resolve())}))
     if metric is not None:
-        config.setdefault("analysis", {})["metric"] = metric
+        layers.append(("--metric", {"analysis": {"metric": metric}}))
     for assignment in settings:
-        set_key(config, assignment)
-    tune = evaluation.get("tune", {})
+        layer: dict[str, Any] = {}
+        set_key(layer, assignment)
+        layers.append((f"--set {assignment}", layer))
+    sources = RunSources(layers)
+    config = sources.merged()
+    tune = config.get("evaluation", {}).get("tune", {})
     if "steps" in tune and "snapshots" not in tune:  # the default snapshots, up to the step count asked for
-        tune["snapshots"] = [s for s in (0, 10, 20, 40, 80) if s < tune["steps"]]
+        snapshots = [s for s in (0, 10, 20, 40, 80) if s < tune["steps"]]
+        layers.append(("--set evaluation.tune.steps", {"evaluation": {"tune": {"snapshots": snapshots}}}))
+        sources = RunSources(layers)
     if not config.get("models"):
         raise InputError("no models: pass --models PATH_OR_HUB_ID ... (or --configfile with a models list)")
     if not config.get("tasks"):
         raise InputError("no tasks: pass --tasks NAME,... (e.g. gsm8k,mmlu,triviaqa)")
-    return config
+    return sources
 
 
-def prepare(config: dict[str, Any], out: Path, source: str = "softeval run") -> Plan:
+def build_config(*args: Any, **kwargs: Any) -> dict[str, Any]:
+    """The run's config: a config file's contents (`base`) with the flags laid over it."""
+    return build_sources(*args, **kwargs).merged()
+
+
+def prepare(config: dict[str, Any], out: Path, source: str | ConfigSources = "softeval run") -> Plan:
     """Check the config as the workflow will (every job's plan built), then write <out>/config.yaml."""
     root = workflow_root()
     written = yaml.safe_dump(config, sort_keys=False)
@@ -245,7 +264,7 @@ def run(
 
     out = Path(out).resolve()
     base = load_config_file(configfile) if configfile else None
-    config = build_config(
+    sources = build_sources(
         models,
         split_list(tasks),
         methods=split_list(methods) if methods else None,
@@ -255,8 +274,9 @@ def run(
         metric=metric,
         settings=settings,
         base=base,
+        base_name=str(configfile),
     )
-    prepare(config, out, str(configfile) if configfile else "softeval run")
+    prepare(sources.merged(), out, sources)
     code = execute(snakemake_command(out, cores, profile, snakemake_args), out, show)
     if code:
         raise RuntimeError(f"the workflow failed (exit {code}); see {out / 'logs' / 'softeval-run.log'}")
