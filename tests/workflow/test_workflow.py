@@ -332,7 +332,9 @@ def test_the_report_shows_the_timings_table(finished_run, tmp_path):
     report = tmp_path / "report.html"
     result = snakemake(finished_run, "--report", str(report))
     assert result.returncode == 0, result.stderr[-2000:]
-    assert "timings.csv" in report.read_text(encoding="utf-8", errors="replace")
+    html = report.read_text(encoding="utf-8", errors="replace")
+    # the leaderboard in a category of its own, named first on the report's front page
+    assert "timings.csv" in html and "leaderboard.csv" in html and "Start with the" in html
 
 
 def test_review_shows_the_examples_behind_a_cell(finished_run):
