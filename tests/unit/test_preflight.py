@@ -71,6 +71,14 @@ def test_offline_a_hub_id_missing_from_the_cache_is_one_line(offline, tmp_path):
     )
 
 
+def test_the_snakefile_plans_a_config_whose_models_are_not_cached_yet_with_a_warning(offline, tmp_path, capsys):
+    """A dry run or a rule graph on a login node that has not downloaded the models still plans
+    (CI plans config/paper.yaml offline); the same line is printed as a warning."""
+    plan = preflight(hub_config(), "my.yaml", ROOT, tmp_path, uncached="warn")
+    assert isinstance(plan, Plan)
+    assert capsys.readouterr().err.startswith("warning: my.yaml: key 'models[0].base.id' is 'owner/name'")
+
+
 def test_offline_a_cached_hub_id_passes_and_an_incomplete_one_is_one_line(offline, tmp_path):
     cached(offline)
     preflight(hub_config(), "my.yaml", ROOT, tmp_path)

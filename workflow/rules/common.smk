@@ -1,5 +1,6 @@
 # Shared set-up: validate the config (one-line errors), build the run plan (softeval.plan), and
 # the one-line input functions through which rules ask the plan.
+import json
 import os
 import re
 import shlex
@@ -14,6 +15,7 @@ from softeval.cpu_kernels import pin as pin_cpu_kernels
 from softeval.layout import GENERATIONS, LOGLIK, SCORES, snapshot_name, softprompt_file, unit_file
 from softeval.plan import FIGURES, PUBLICATION_TABLES, ROLES, benchmark_pattern, dumps
 from softeval.preflight import preflight
+from softeval.provenance import CONFIG_ENV, file_sha256
 from softeval.schema import InputError
 
 ROOT = Path(workflow.basedir)
@@ -31,8 +33,16 @@ _OWN_FILES = [] if _settings.replace_workflow_config else [str(f) for f in workf
 try:
     CONFIG_SOURCES = ConfigSources.read([*_OWN_FILES, *_CLI_FILES], dict(_settings.config))
     CONFIG_SOURCE = str(CONFIG_SOURCES)
+    # every artifact's provenance names the config files (path, sha256) and overrides that made it
+    os.environ[CONFIG_ENV] = json.dumps(
+        {
+            "files": [{"path": str(Path(f).resolve()), "sha256": file_sha256(f)} for f in [*_OWN_FILES, *_CLI_FILES]],
+            "overrides": dict(_settings.config),
+        },
+        default=str,
+    )
     # the config's checks, its model folders (offline: the hub cache), the whole plan asked once
-    PLAN = preflight(config, CONFIG_SOURCES, ROOT)
+    PLAN = preflight(config, CONFIG_SOURCES, ROOT, uncached="warn")
     VALIDATION_TASK_FILES = PLAN.validation_task_files()
     PUBLISHED = PLAN.published_record()
 except InputError as err:

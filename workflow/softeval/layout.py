@@ -22,6 +22,12 @@ LM_EVAL = "lm_eval"  # results/lm_eval/: one lm-evaluation-harness results file 
 ROLE_SUFFIX = {"base": "", "post": ".post"}  # a slug never holds '.': results_x-post.json stays model x-post's
 
 
+def meta_path(out: Path | str) -> Path:
+    """The provenance file written beside a JSONL artifact: <name>.meta.json."""
+    out = Path(out)
+    return out.with_name(out.stem + ".meta.json")
+
+
 def results_file_name(model: str, role: str = "base") -> str:
     """results_<model>.json (base role) or results_<model>.post.json (post-trained twin)."""
     if role not in ROLE_SUFFIX:

@@ -11,6 +11,7 @@ InputError line naming the file or flag, the key and the fix; no traceback, no j
 from __future__ import annotations
 
 import os
+import sys
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -24,19 +25,31 @@ OFFLINE_FLAGS = ("HF_HUB_OFFLINE", "TRANSFORMERS_OFFLINE")
 
 
 def preflight(
-    config: dict[str, Any], source: Source, workflow_root: Path | str, workdir: Path | str | None = None
+    config: dict[str, Any],
+    source: Source,
+    workflow_root: Path | str,
+    workdir: Path | str | None = None,
+    uncached: str = "error",
 ) -> Plan:
     """Check `config` (in place: defaults filled, as check_config does) and return its plan.
 
     `source`: the config file's name, or softeval.config.ConfigSources (the files and --config
     overrides, so a line names the one that set the key); `workdir`: where the jobs run (default:
-    the current folder), which local model folders and results/ are relative to."""
+    the current folder), which local model folders and results/ are relative to; `uncached`:
+    what a hub id missing from the cache is when offline, "error" (check-config, softeval run)
+    or "warn" (the Snakefile: a dry run or a rule graph plans a config whose models a login node
+    has not downloaded; a job that loads one fails with the same line)."""
     root = Path(workflow_root)
     work = Path(workdir) if workdir is not None else Path.cwd()
     name = str(source)
     with one_line(name):
         check_config(config, source, root, work)
-        check_hub_models(config, namer(source), work)
+        try:
+            check_hub_models(config, namer(source), work)
+        except InputError as err:
+            if uncached == "error":
+                raise
+            print(f"warning: {err}", file=sys.stderr)
     try:
         with one_line(name):
             plan = Plan.from_config(config, root, work)

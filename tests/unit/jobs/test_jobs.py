@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import hashlib
 import json
 
 import pytest
@@ -20,6 +21,7 @@ from softeval.jobs.generate import run_generate
 from softeval.jobs.judge import run_judge
 from softeval.jobs.loglik import run_loglik
 from softeval.jobs.tune import TuneUnit, run_tune, run_tunes
+from softeval.provenance import CONFIG_ENV, file_sha256
 from softeval.schema import InputError
 from softeval.settings import GenerateSettings, LoglikSettings
 from tests.conftest import TASK_DIR
@@ -351,3 +353,38 @@ def test_judge_passes_stop_reasons_and_records_degenerate_responses(tmp_path):
         format_example(rows[1])
     )
     assert "knowledge=yes, format=yes, strict=yes;" in format_example(rows[0])
+
+
+def test_provenance_names_the_code_config_machine_and_the_files_read(workspace, tasks, monkeypatch, tmp_path):
+    """A reviewer's questions, each one field: which commit (and was the tree dirty), which config
+    file (its sha256), which machine; which soft-prompt file a generation loaded (its sha256);
+    which judge, task scoring rules and generations a scores file came from (issue 42)."""
+    config_file = tmp_path / "my.yaml"
+    config_file.write_text("seed: 0\n")
+    record = json.dumps({"files": [{"path": str(config_file), "sha256": file_sha256(config_file)}], "overrides": {}})
+    monkeypatch.setenv(CONFIG_ENV, record)
+    out = workspace / "sp-provenance"
+    meta = tune_numeric(workspace, tasks, out)
+    run = meta["run"]
+    assert run["config"] == json.loads(record) and run["machine"]["cpu"] and run["machine"]["cores"] >= 1
+    assert len(run["code"]["commit"]) == 40 and isinstance(run["code"]["dirty"], bool)
+    # the tensor file's bytes hold no commit, config or machine: equal prompts stay equal bytes
+    assert "run" not in load_prompt(out / "prompt.safetensors")[1]
+    generation = workspace / "provenance-step4.jsonl"
+    prompts = {4: out / "step4.safetensors"}
+    run_generate(settings=SETTINGS, **job(workspace, tasks, "world_numeric", "soft_prompt", {4: generation}, prompts))
+    loaded = json.loads(meta_path(generation).read_text())["soft_prompt_file"]
+    assert loaded == {"path": str(prompts[4]), "sha256": hashlib.sha256(prompts[4].read_bytes()).hexdigest()}
+    scores = workspace / "provenance-scores.jsonl"
+    run_judge(
+        task=tasks["world_numeric"],
+        data_dir=workspace / "data" / "world_numeric",
+        settings="rule",
+        generations=[generation],
+        logliks=[],
+        outs=[scores],
+    )
+    params = json.loads(meta_path(scores).read_text())["params"]
+    assert params["judge"] == {"name": "rule"} and params["task_version"] == tasks["world_numeric"].version
+    assert params["generations_sha256"] == hashlib.sha256(generation.read_bytes()).hexdigest()
+    assert len(params["scoring_sha256"]) == 64

@@ -19,7 +19,8 @@ from softeval.engine.methods import ChatWrap, MethodPrompts, build_prompts, ques
 from softeval.engine.models import ModelOptions, model_identity
 from softeval.engine.softprompt import load_prompt
 from softeval.io import atomic_write_json
-from softeval.provenance import provenance
+from softeval.layout import meta_path
+from softeval.provenance import file_sha256, provenance
 from softeval.settings import GenerateSettings, LoglikSettings
 
 
@@ -46,12 +47,6 @@ def embedding_width(model: Any) -> int | None:
     """The width a soft prompt must have for this model (None for an engine that hides its embeddings)."""
     embeddings = getattr(model, "get_input_embeddings", None)
     return int(embeddings().weight.shape[1]) if callable(embeddings) else None
-
-
-def meta_path(out: Path | str) -> Path:
-    """The provenance file written beside a JSONL artifact."""
-    out = Path(out)
-    return out.with_name(out.stem + ".meta.json")
 
 
 RowMaker = Callable[[Any, Any, Unit, list[tuple[dict[str, Any], str]], Any, "int | None"], list[dict[str, Any]]]
@@ -148,7 +143,13 @@ def write_method_outputs(
                 "first tokens (their rows have prompt_truncated)",
                 file=sys.stderr,
             )
-        metas[Path(out)] = provenance(fingerprint, seed=settings.seed, **({"truncated_prompts": cut} if cut else {}))
+        loaded_prompt = (
+            {"soft_prompt_file": {"path": str(prompt_files[step]), "sha256": file_sha256(prompt_files[step])}}
+            if step is not None
+            else {}
+        )
+        extra = {**loaded_prompt, **({"truncated_prompts": cut} if cut else {})}
+        metas[Path(out)] = provenance(fingerprint, seed=settings.seed, **extra)
     return metas
 
 

@@ -14,17 +14,21 @@ called without them (docs/extending.md).
 
 from __future__ import annotations
 
+import hashlib
 import inspect
+import json
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
 from softeval.data.splits import load_split
 from softeval.data.tasks import Task
-from softeval.io import atomic_write_jsonl, read_jsonl
-from softeval.judges.factory import make_judge
+from softeval.io import atomic_write_json, atomic_write_jsonl, read_jsonl
+from softeval.judges.factory import judge_settings, make_judge, prompts_file
 from softeval.judges.harness import harness_scores, option_scores
 from softeval.judges.rule import Judge, Verdict
+from softeval.layout import meta_path
+from softeval.provenance import file_sha256, provenance
 from softeval.schema import InputError
 from softeval.settings import JudgeSettings
 
@@ -123,3 +127,38 @@ def run_judge(
                 record["options"] = option_metrics
             scored.append(record)
         atomic_write_jsonl(out, scored)
+    for out, generation in zip(outs, generations, strict=True):  # each scores file's meta, once all exist
+        atomic_write_json(meta_path(out), scores_provenance(task, judge_settings(settings), generation))
+
+
+def scoring_rules(task: Task) -> dict[str, Any]:
+    """What in a task file decides its verdicts (a change here changes scores; the wording of
+    its prompt does not reach them directly)."""
+    return {
+        "kind": task.kind,
+        "target": task.target_template,
+        "format": task.format_pattern.pattern if task.format_pattern is not None else None,
+        "extract": task.extract_pattern.pattern if task.extract_pattern is not None else "last_boxed",
+        "answer_type": task.answer_type,
+        "harness": list(task.harness),
+    }
+
+
+def scores_provenance(task: Task, settings: JudgeSettings, generations: Path) -> dict[str, Any]:
+    """A scores file's meta: which judge (name; an LLM judge's model and its prompt file's sha256),
+    the sha256 of the task's scoring rules, and the generation file judged."""
+    judge: dict[str, Any] = {"name": settings.name}
+    if settings.name != "rule":
+        prompts = prompts_file(settings)
+        judge |= {"model": settings.model, "prompts": str(prompts), "prompts_sha256": file_sha256(prompts)}
+        judge["cascade"] = settings.cascade
+    rules = scoring_rules(task)
+    params = {
+        "judge": judge,
+        "task": task.name,
+        "task_version": task.version,
+        "scoring_sha256": hashlib.sha256(json.dumps(rules, sort_keys=True).encode()).hexdigest(),
+        "generations": str(generations),
+        "generations_sha256": file_sha256(generations),
+    }
+    return provenance(params)

@@ -92,9 +92,12 @@ def tune_unit(
     if chat is not None:  # the prompt learnt to sit inside this template: an adapter says which
         recorded["chat_template"] = chat_record(tokenizer, chat)
     record = provenance(recorded, seed=config.seed, **identity)
+    # the tensor file keeps what determines its numbers; the code commit, config files and
+    # machine (record["run"]) go to meta.json beside it, so equal prompts stay equal bytes
+    stamp = {key: value for key, value in record.items() if key != "run"}
 
     def write_snapshot(step: int, vectors: Any) -> None:
-        save_prompt(out_dir / snapshot_name(step), vectors, {**record, "step": step})
+        save_prompt(out_dir / snapshot_name(step), vectors, {**stamp, "step": step})
 
     result = tune(model, tokenizer, pairs, config, on_snapshot=write_snapshot)
     final_loss = sum(result.losses[-8:]) / len(result.losses[-8:])
@@ -110,7 +113,7 @@ def tune_unit(
         "steps": config.steps,
         "snapshots": sorted(result.snapshots),
     }
-    save_prompt(out_dir / "prompt.safetensors", result.vectors, {**record, "step": config.steps})
+    save_prompt(out_dir / "prompt.safetensors", result.vectors, {**stamp, "step": config.steps})
     chat_meta = {"softeval_chat_template": json.dumps(recorded["chat_template"])} if chat is not None else None
     export_peft(out_dir / "peft", result.vectors, model, ref, chat_meta)
     curve = "".join(
