@@ -453,16 +453,26 @@ def cmd_publish_ranges(args: argparse.Namespace) -> None:
 
 
 def cmd_review(args: argparse.Namespace) -> None:
-    from softeval.analysis.review import FILTERS, format_example, list_units, unit_examples
+    from softeval.analysis.review import FILTERS, list_units, show_flips, show_unit
 
     results = Path(args.results)
-    which = next((name for name in FILTERS if getattr(args, name.replace("-", "_"), False)), "all")
+    tasks = Path(args.tasks) if args.tasks else None
+    chosen = [name for name in FILTERS if getattr(args, name.replace("-", "_"), False)]
+    which = chosen[0] if chosen else "all"
+    compare = args.vs is not None or args.vs_step is not None
+    if len(chosen) > 1 or (chosen and compare):
+        raise InputError(f"review: one filter at a time, and none with --vs/--vs-step (given: {', '.join(chosen)})")
+    if args.metric is not None and not compare:
+        raise InputError("--metric is the metric of --vs/--vs-step flips; add --vs METHOD or --vs-step N")
     if args.model and args.task and args.method:
-        examples = unit_examples(results, args.model, args.role, args.task, args.method, args.step, which)
-        for example in examples[: args.limit]:
-            print(format_example(example), end="\n\n")
-        print(f"{len(examples)} example(s) match ({which}); showed {min(len(examples), args.limit)}")
+        unit = (results, args.model, args.role, args.task, args.method, args.step)
+        if compare:
+            print(show_flips(*unit, args.vs, args.vs_step, args.metric or "strict", args.limit, tasks))
+        else:
+            print(show_unit(*unit, which, args.limit, tasks))
         return
+    if compare or chosen:
+        raise InputError("--vs, --vs-step and the example filters show one unit: pass --model, --task and --method")
     units = list_units(results, model=args.model, role=args.role, task=args.task, method=args.method, step=args.step)
     print(units.to_string(index=False, float_format=lambda x: f"{x:.3f}"))
 
@@ -753,9 +763,14 @@ def analysis_commands(add: Adder) -> None:
     p.add_argument("--model")
     p.add_argument("--role", default="base", choices=["base", "post"])
     p.add_argument("--task")
-    p.add_argument("--method", choices=METHOD_CHOICES)
-    p.add_argument("--step", type=int, help="soft_prompt: the tuning step")
-    p.add_argument("--limit", type=int, default=20, help="examples to print")
+    # no argparse choices: an unknown method is one error line listing the methods the run evaluated
+    p.add_argument("--method", help=f"one of {', '.join(METHOD_CHOICES)}")
+    p.add_argument("--step", type=int, help="soft_prompt: the tuning step (default: the final evaluated step)")
+    p.add_argument("--vs", metavar="METHOD", help="list the examples that flip against this method's unit")
+    p.add_argument("--vs-step", type=int, help="the step of the --vs unit (soft_prompt; default: the final step)")
+    p.add_argument("--metric", choices=["knowledge", "format", "strict"], help="metric of the flips (default strict)")
+    p.add_argument("--tasks", help="folder of task files, for the format rule (default: config/tasks)")
+    p.add_argument("--limit", type=int, default=20, help="examples to print (with --vs: per direction)")
     for name in ("wrong-format", "wrong-knowledge", "right-knowledge-wrong-format", "not-strict"):
         p.add_argument(f"--{name}", action="store_true", help=f"only examples that are {name.replace('-', ' ')}")
 
