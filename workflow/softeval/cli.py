@@ -431,11 +431,13 @@ def cmd_verify(args: argparse.Namespace) -> None:
     record = verify.read_record(record_path)
     rows = verify.verify(Path(args.results), record)
     print(verify.report(rows, record_path, record), end="")
-    if not verify.passed(rows):
-        raise InputError(
-            f"{args.results} does not reproduce {record_path}: the rows marked **no** above (docs/reproducing.md "
-            "says what must hold and why)"
+    if not verify.passed(rows):  # exit 1: a check failed (2 is kept for bad input, as every command)
+        print(
+            f"softeval verify: {args.results} does not reproduce {record_path}: the rows marked **no** above "
+            "(docs/reproducing.md says what must hold and why)",
+            file=sys.stderr,
         )
+        raise SystemExit(1)
 
 
 def cmd_publish_ranges(args: argparse.Namespace) -> None:

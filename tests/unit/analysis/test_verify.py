@@ -194,3 +194,18 @@ def test_claims_md_quotes_the_published_stability(tmp_path: Path) -> None:
     section = text[text.index("## 3.") : text.index("## 4.")]
     assert "*Published (config/published/x.yaml):* holds in 2 of 3 published runs; not shown in 1 of 3" in section
     assert text.count("*Published") == 1
+
+
+def test_the_command_exits_1_when_a_check_fails_and_0_when_all_hold(tmp_path: Path, record: dict, capsys) -> None:
+    """docs/reproducing.md: `make verify` exits 1 on any **no** (2 stays for bad input)."""
+    from softeval.cli import main
+
+    published = tmp_path / "published.yaml"
+    verify.write_record(record, published)
+    assert (
+        main(["verify", "--results", str(make_run(tmp_path, "near", shift=0.005)), "--published", str(published)]) == 0
+    )
+    with pytest.raises(SystemExit) as failed:
+        main(["verify", "--results", str(make_run(tmp_path, "moved", shift=0.3)), "--published", str(published)])
+    assert failed.value.code == 1 and "does not reproduce" in capsys.readouterr().err
+    assert main(["verify", "--results", str(tmp_path / "none"), "--published", str(tmp_path / "missing.yaml")]) == 2
