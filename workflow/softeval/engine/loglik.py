@@ -20,7 +20,7 @@ from softeval.engine.context import prompt_limit
 from softeval.engine.generate import Prefix, after_prefix, encode_prefix, padded_inputs
 from softeval.engine.methods import ChatWrap, response_target
 from softeval.engine.models import input_device
-from softeval.engine.softprompt import answer_logprobs
+from softeval.engine.softprompt import answer_logprobs, kept_logits
 
 
 @dataclass(frozen=True)
@@ -146,10 +146,14 @@ def _score_from_prompt_cache(
     vectors: torch.Tensor | None,
     prefix: Prefix | None,
 ) -> list[list[float]]:
-    """Run each prompt once, then all its options from the prompt's KV cache (right-padded after it)."""
-    body, head = model.base_model, model.get_output_embeddings()
+    """Run each prompt once, then all its options from the prompt's KV cache (right-padded after it).
+
+    Both passes are the model's own forward (softprompt.kept_logits): the prompt pass keeps the
+    hidden state its output projection gets at each prompt's last position, the option pass
+    projects that and the options' positions in one fp32 projection, and applies what the
+    forward applies after it (softcapping, a logit scale)."""
     prompt_ids = [ids for _, ids, _ in chunk]
-    hidden, mask, positions, cache = _encode_prompts(model, body, prompt_ids, vectors, prefix, pad_id)
+    last, mask, positions, cache = _encode_prompts(model, prompt_ids, vectors, prefix, pad_id)
     dev = mask.device
     owner = [b for b, (_, _, answers) in enumerate(chunk) for _ in answers]
     options = [answer for _, _, answers in chunk for answer in answers]
@@ -163,18 +167,23 @@ def _score_from_prompt_cache(
     ids, option_mask = ids.to(dev), option_mask.to(dev)
     cache.batch_select_indices(index)  # each prompt's cache once per option
     after = positions[index, -1:] + 1 + torch.arange(width, device=dev).unsqueeze(0)
-    out = body(
+    keep = option_mask.bool()
+
+    def predicting(hidden: torch.Tensor) -> torch.Tensor:
+        # token j of an option is predicted at the position before it: the prompt's last for j = 0
+        before = torch.cat([last[index.to(last.device)].unsqueeze(1).to(hidden.device), hidden[:, :-1]], dim=1)
+        return before[keep.to(hidden.device)]
+
+    logits, _ = kept_logits(
+        model,
+        predicting,
         input_ids=ids,
         attention_mask=torch.cat([mask[index], option_mask], dim=1),
         position_ids=after,
         cache=cache,
         use_cache=True,
     )
-    # token j of an option is predicted at the position before it: the prompt's last for j = 0
-    before = torch.cat([hidden[index].unsqueeze(1), out.last_hidden_state[:, :-1]], dim=1)
-    keep = option_mask.bool()
-    logits = head(before[keep]).float()
-    logprobs = logits.log_softmax(dim=-1).gather(1, ids[keep].unsqueeze(1)).squeeze(1).cpu()
+    logprobs = logits.log_softmax(dim=-1).gather(1, ids[keep].to(logits.device).unsqueeze(1)).squeeze(1).cpu()
     rows = keep.nonzero()[:, 0].cpu()
     sums = torch.zeros(len(options)).index_add_(0, rows, logprobs).tolist()
     out_rows, cursor = [], 0
@@ -185,17 +194,23 @@ def _score_from_prompt_cache(
 
 
 def _encode_prompts(
-    model: Any, body: Any, rows: list[list[int]], vectors: torch.Tensor | None, prefix: Prefix | None, pad_id: int
+    model: Any, rows: list[list[int]], vectors: torch.Tensor | None, prefix: Prefix | None, pad_id: int
 ) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor, Any]:
-    """The prompts, left-padded (after the shared prefix's cache when there is one): the last
-    position's hidden state, the attention mask, the positions and the KV cache."""
+    """The prompts, left-padded (after the shared prefix's cache when there is one): the hidden
+    state the output projection gets at each prompt's last position (nothing is projected here),
+    the attention mask, the positions and the KV cache."""
     dev = input_device(model)
+    kept: list[torch.Tensor] = []
+
+    def last_position(hidden: torch.Tensor) -> torch.Tensor:
+        kept.append(hidden[:, -1])
+        return hidden[:, :0].flatten(0, 1)  # no rows: the options' pass projects this one
+
     if prefix is not None:
         ids, mask, positions, cache = after_prefix(prefix, rows, pad_id, dev)
-        out = body(
-            input_ids=ids, attention_mask=mask, position_ids=positions[:, prefix.length :], cache=cache, use_cache=True
-        )
-        return out.last_hidden_state[:, -1], mask, positions, out.cache
-    embeds, mask, positions = padded_inputs(model, rows, vectors, pad_id, dev)
-    out = body(inputs_embeds=embeds, attention_mask=mask, position_ids=positions, use_cache=True)
-    return out.last_hidden_state[:, -1], mask, positions, out.cache
+        inputs: dict[str, Any] = {"input_ids": ids, "position_ids": positions[:, prefix.length :], "cache": cache}
+    else:
+        embeds, mask, positions = padded_inputs(model, rows, vectors, pad_id, dev)
+        inputs = {"inputs_embeds": embeds, "position_ids": positions}
+    _, out = kept_logits(model, last_position, attention_mask=mask, use_cache=True, **inputs)
+    return kept[0], mask, positions, out.cache

@@ -8,6 +8,7 @@ of up to four saves a model load and the start-up of a Python process with torch
 
 from __future__ import annotations
 
+import gc
 from dataclasses import dataclass
 from functools import partial
 from pathlib import Path
@@ -55,7 +56,8 @@ def run_evaluate(
     """Option log-likelihoods first, then responses, for every method given.
 
     A backend with an engine of its own (vLLM) starts after the Hugging Face model that scored
-    the options is freed (the engine takes a fixed share of GPU memory); otherwise one model
+    the options is freed, reference cycles included (the engine takes a fixed share of GPU
+    memory, and checks that it is free: softeval.engine.vllm_backend); otherwise one model
     does both. loglik_settings may be None when no method writes option log-likelihoods.
     """
     if any(m.logliks for m in methods) and not task.closed:
@@ -86,7 +88,8 @@ def run_evaluate(
         backend = backend_for(generate_settings)
         if loaded is None or not backend.uses_hf_model:
             loaded = None
-            free_memory()
+            gc.collect()  # a model in a reference cycle (modules <-> hooks) is freed only by the collector
+            free_memory()  # and its cached blocks go back to the GPU before an engine takes its share
             soft_prompt = any(m.method == "soft_prompt" for m in methods)
             loaded = open_model(model, options, threads, partial(backend.load, soft_prompt=soft_prompt))
         make_rows = generation_rows(generate_settings, data_dir)
