@@ -264,7 +264,8 @@ def job_cost(
     for prompt in unit_prompts(config, lengths):
         cost.add("prompts", roof.compute(2 * shape.params * lengths.rows * prompt))
         # a row runs until softeval's reading and the harness's have ended: one pass on the HF
-        # backend, a second request per prompt on vLLM (its prefix cache saves the prompt)
+        # backend; on vLLM a continuation of softeval's own tokens where the harness reads further,
+        # so each row decodes the larger budget there too (its prefix cache saves the prompt)
         decode = max(lengths.budget, lengths.harness_budget)
         context = prompt + decode / 2
         if backend == "vllm":  # as many sequences as its KV-cache memory holds, at most `concurrency`
@@ -274,7 +275,7 @@ def job_cost(
             if fits < 1:
                 raise InputError(f"the model's weights and one sequence do not fit in {roof.gpu.name}'s memory")
             sequences = min(concurrency, lengths.rows, fits)
-            steps = lengths.rows * (lengths.budget + lengths.harness_budget) / sequences
+            steps = lengths.rows * decode / sequences
         else:
             sequences = min(batch, lengths.rows)
             steps = -(-lengths.rows // batch) * decode
