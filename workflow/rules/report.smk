@@ -147,6 +147,9 @@ rule judge_validation:
         settings=PLAN.judge_settings(),
         task_dir=lambda wildcards, input: os.path.dirname(input.tasks[0]),
         stem=lambda wildcards, output: output[0][: -len(".md")],
+        gpus=lambda wildcards, resources: f"--gpus {resources.gpu}" if resources.gpu else "",
+    resources:
+        **JUDGE_RESOURCES,
     log:
         "logs/judge_validation.log",
     benchmark:
@@ -154,8 +157,8 @@ rule judge_validation:
     conda:
         "../../envs/softeval.yaml"
     shell:
-        "python -m softeval judge validate --settings {params.settings:q} --validation {input.validation} "
-        "--task-dir {params.task_dir:q} --out {params.stem} > {log} 2>&1"
+        "python -m softeval judge validate {params.gpus} --settings {params.settings:q} "
+        "--validation {input.validation} --task-dir {params.task_dir:q} --out {params.stem} > {log} 2>&1"
 
 
 rule timings:

@@ -699,12 +699,24 @@ def evaluation_commands(add: Adder) -> None:
     p.add_argument("--generations", nargs="+", required=True)
     p.add_argument("--logliks", nargs="*", default=[], help="closed tasks: one per generation file")
     p.add_argument("--out", nargs="+", required=True)
+    p.add_argument(
+        "--gpus",
+        type=int,
+        default=0,
+        help="GPUs the job holds (locked GPU slots): a judge that loads its model",
+    )
     p = judge_sub.add_parser("validate", help="accuracy and Cohen's kappa of a judge on hand-labelled examples")
     p.set_defaults(func=cmd_judge_validate)
     add_settings(p, job_settings.JudgeSettings, default='{"name": "rule"}')
     p.add_argument("--validation", default="config/judges/validation.jsonl")
     p.add_argument("--task-dir", default="config/tasks")
     p.add_argument("--out", help="output stem: writes <out>.csv, .md, .tex and .json")
+    p.add_argument(
+        "--gpus",
+        type=int,
+        default=0,
+        help="GPUs the job holds (locked GPU slots): a judge that loads its model",
+    )
 
 
 def analysis_commands(add: Adder) -> None:

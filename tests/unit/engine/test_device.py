@@ -143,3 +143,30 @@ def test_tuning_steps_and_initial_vectors_on_another_device_match_the_cpu(setup,
     assert torch.allclose(start_l, start)
     assert losses_l == pytest.approx(losses, abs=1e-4)
     assert torch.allclose(vectors_l, vectors, atol=1e-4)
+
+
+def test_the_hf_judge_on_another_device_sums_its_answer_words_there_and_gives_the_cpus_verdicts(
+    setup, world, tasks, tmp_path
+):
+    """Issue 41 item 3: the HF judge summed the answer words' log-probabilities (on the model's
+    device) into a tensor made on the CPU, which CUDA refuses; every hf-judge job died on a GPU."""
+    from softeval.judges.local_lm import HFJudge, JudgePrompts, VerdictCache
+    from tests.conftest import ROOT
+
+    prompts = JudgePrompts.load(ROOT / "config" / "judges" / "default.yaml")
+    task = tasks["world_numeric"]
+    examples = task_examples(task, world, "test")[:3]
+    rendered = [
+        prompts.render(kind, task, ex, response)
+        for ex in examples
+        for kind, response in (("knowledge", "#### 12"), ("format", "It was 12."))
+    ]
+
+    def run(model, tokenizer):
+        cache = VerdictCache(tmp_path / f"cache-{model.device.type}")  # each device judges afresh
+        judge = HFJudge(model, tokenizer, "tiny", prompts, cache, batch_size=4)
+        return judge.verdicts("knowledge", rendered), judge.asked
+
+    (expected, asked), (actual, asked_l) = on_both(setup, run)
+    assert asked == asked_l == len(rendered)
+    assert actual == expected

@@ -219,7 +219,8 @@ def slots(tmp_path, monkeypatch):
 
 def test_gpu_slots_pin_each_job_to_its_own_gpu_by_uuid_in_pci_order(slots, monkeypatch):
     assert gpu_slots.acquire(1) == ["GPU-aaaa"]
-    assert os.environ["CUDA_VISIBLE_DEVICES"] == "GPU-aaaa" and os.environ["CUDA_DEVICE_ORDER"] == "PCI_BUS_ID"
+    # vLLM reads each entry with int(): the index in PCI order, the lock still named by UUID
+    assert os.environ["CUDA_VISIBLE_DEVICES"] == "0" and os.environ["CUDA_DEVICE_ORDER"] == "PCI_BUS_ID"
     monkeypatch.delenv("CUDA_VISIBLE_DEVICES")
     assert gpu_slots.acquire(1) == ["GPU-bbbb"]
     monkeypatch.delenv("CUDA_VISIBLE_DEVICES")
@@ -232,7 +233,7 @@ def test_gpu_slots_pin_each_job_to_its_own_gpu_by_uuid_in_pci_order(slots, monke
 def test_a_preset_cuda_visible_devices_narrows_the_choice_and_still_locks(slots, monkeypatch):
     """A container that shows GPU 1 to two jobs: the second waits instead of sharing it."""
     monkeypatch.setenv("CUDA_VISIBLE_DEVICES", "1")
-    assert gpu_slots.acquire(1) == ["GPU-bbbb"] and os.environ["CUDA_VISIBLE_DEVICES"] == "GPU-bbbb"
+    assert gpu_slots.acquire(1) == ["GPU-bbbb"] and os.environ["CUDA_VISIBLE_DEVICES"] == "1"
     monkeypatch.setenv("CUDA_VISIBLE_DEVICES", "GPU-bbbb")  # named by UUID: the same GPU
     with pytest.raises(InputError, match="no 1 free GPU slots"):
         gpu_slots.acquire(1, poll_seconds=0.05, timeout=0.2)

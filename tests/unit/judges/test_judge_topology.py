@@ -69,3 +69,22 @@ def test_the_judge_url_comes_from_the_variable_the_config_names(monkeypatch):
     assert judge_url(openai(base_url_env="SOFTEVAL_JUDGE_URL")) == "http://gpu-node-7:8000/v1"
     with pytest.raises(InputError, match="not both"):
         judge_url(openai(base_url="http://h:1/v1", base_url_env="SOFTEVAL_JUDGE_URL"))
+
+
+def test_judge_jobs_ask_for_a_gpu_only_for_a_judge_they_load():
+    """Issue 41 item 3: an hf judge loads its LLM in the job (a model job's GPU, memory and time);
+    a judge server's client takes one of the profile's judge_slots and no GPU; the rule judge neither."""
+    from softeval.judges.factory import JUDGE_SLOTS, judge_job_resources, register_judge
+
+    resources = {"gpu": 1, "gpu_model": "h100", "mem_mb": 64000, "runtime": 360, "cpus": 8}
+    assert judge_job_resources({"name": "hf"}, resources) == {
+        "gpu": 1,
+        "mem_mb": 64000,
+        "runtime": 360,
+        "gpu_model": "h100",
+    }
+    served = judge_job_resources({"name": "openai"}, resources)
+    assert served["gpu"] == 0 and served[JUDGE_SLOTS] == 1 and served["runtime"] >= 12 * 60
+    assert judge_job_resources({"name": "rule"}, resources) == {"gpu": 0}
+    with pytest.raises(ValueError, match="runs_on is 'gpu'"):
+        register_judge("nowhere", runs_on="gpu")

@@ -4,15 +4,22 @@ Snakemake's `--resources gpu=N` keeps at most N GPUs' worth of jobs running, but
 tell a job *which* GPUs to use, so every job would pick GPU 0. Before touching CUDA, a job
 that needs k GPUs takes k slot locks (one file lock per physical GPU, named by its UUID, in a
 folder every job and every user on the machine shares), sets CUDA_VISIBLE_DEVICES to those GPUs'
-UUIDs (unambiguous whatever CUDA_DEVICE_ORDER says) and holds the locks until it exits: the
+integer indices with CUDA_DEVICE_ORDER=PCI_BUS_ID, and holds the locks until it exits: the
 operating system releases them even after a kill.
+
+- CUDA_VISIBLE_DEVICES holds integers, never UUIDs: vLLM reads each entry with int() and stops at
+  engine start on "GPU-..." (vllm-project/vllm#13815, #20939). A GPU's index is its place in
+  nvidia-smi's listing, which is PCI bus order, the order CUDA_DEVICE_ORDER=PCI_BUS_ID gives CUDA;
+  the locks stay named by UUID, which no process's numbering changes. A GPU nvidia-smi does not
+  list (a MIG instance named by its UUID) keeps its name: there is no integer for it.
 
 - A container or notebook that already set CUDA_VISIBLE_DEVICES limits the choice to those GPUs;
   it does not switch the locks off (two jobs in one container would share GPU 0).
 - Inside a SLURM job the scheduler has given the job its own GPUs (SLURM_JOB_ID is set): nothing
   is locked, as CUDA ids inside a job's cgroup are its own and would collide between jobs.
 - nvidia-smi numbers GPUs in PCI bus order; CUDA's default is "fastest first", so the job also
-  sets CUDA_DEVICE_ORDER=PCI_BUS_ID: an index a user writes means the GPU nvidia-smi shows.
+  sets CUDA_DEVICE_ORDER=PCI_BUS_ID: an index means the GPU nvidia-smi shows, for this job's CUDA
+  as for a user who writes one.
 """
 
 from __future__ import annotations
@@ -40,6 +47,13 @@ _held: list[IO[str]] = []  # open lock files: the locks live as long as the proc
 class GPU:
     index: str  # nvidia-smi's index (PCI bus order)
     uuid: str  # the physical GPU, whatever any process's CUDA_VISIBLE_DEVICES calls it
+    ordinal: str = ""  # CUDA's integer for it under CUDA_DEVICE_ORDER=PCI_BUS_ID ("": not listed, e.g. MIG)
+
+    @property
+    def visible_name(self) -> str:
+        """What CUDA_VISIBLE_DEVICES holds for this GPU: its integer (vLLM parses entries with
+        int()), or the name it was given where nvidia-smi does not list it (a MIG instance)."""
+        return self.ordinal or self.uuid
 
 
 def listed_gpus() -> list[GPU]:
@@ -53,7 +67,9 @@ def listed_gpus() -> list[GPU]:
         check=False,
     )
     rows = [line.split(",") for line in listing.stdout.splitlines() if line.count(",") == 1]
-    return [GPU(index.strip(), uuid.strip()) for index, uuid in rows]
+    # nvidia-smi lists in PCI bus order: a GPU's place in the listing is CUDA's index for it under
+    # CUDA_DEVICE_ORDER=PCI_BUS_ID (with no CUDA_VISIBLE_DEVICES), whatever number the listing shows
+    return [GPU(index.strip(), uuid.strip(), str(place)) for place, (index, uuid) in enumerate(rows)]
 
 
 def _pick(gpus: list[GPU], names: str) -> list[GPU]:
@@ -88,8 +104,9 @@ def lock_dir() -> Path:
 
 
 def acquire(count: int, poll_seconds: float = 1.0, timeout: float | None = None) -> list[str]:
-    """Take `count` free GPU slots (waiting for them if needed) and make them the visible GPUs;
-    returns their UUIDs (empty when nothing was locked: no GPU, or a scheduler chose)."""
+    """Take `count` free GPU slots (waiting for them if needed) and make them the visible GPUs
+    (CUDA_VISIBLE_DEVICES: their integer indices); returns their UUIDs, the names of the locks
+    (empty when nothing was locked: no GPU, or a scheduler chose)."""
     if count <= 0 or "SLURM_JOB_ID" in os.environ:
         return []
     gpus = machine_gpus()
@@ -103,7 +120,7 @@ def acquire(count: int, poll_seconds: float = 1.0, timeout: float | None = None)
         taken = _try_take(folder, gpus, count)
         if taken:
             os.environ["CUDA_DEVICE_ORDER"] = "PCI_BUS_ID"
-            os.environ["CUDA_VISIBLE_DEVICES"] = ",".join(g.uuid for g in taken)
+            os.environ["CUDA_VISIBLE_DEVICES"] = ",".join(g.visible_name for g in taken)
             return [g.uuid for g in taken]
         if deadline is not None and time.monotonic() > deadline:
             raise InputError(f"no {count} free GPU slots in {folder} after {timeout} s; is another run holding them?")

@@ -62,6 +62,31 @@ class JudgeKind:
     workflow_inputs: dict[str, str] = field(default_factory=dict)
     # what the config check asks beyond `needs`: evaluation.judge -> a problem ("key ... is missing; ...") or None
     check: Callable[[Mapping[str, Any]], str | None] | None = None
+    # where its work runs: "job" (in the judge job, on its CPU), "model" (the job loads an LLM: it
+    # asks for a model job's GPU, memory and time) or "server" (the job is a client of a judge
+    # server: no GPU; each job holds one of the run's judge_slots, so the jobs in flight at once,
+    # times evaluation.judge.concurrency, are what the server is asked at once)
+    runs_on: str = "job"
+
+
+JUDGE_SLOTS = "judge_slots"  # the global resource the profiles cap (workflow/profiles/*/config.yaml)
+# minutes a judge server's client job may run: it mostly waits on the server, whose throughput the
+# run's judge jobs share; one killed at its limit keeps every verdict it got (the verdict cache) and
+# its retry asks only the rest
+SERVED_JUDGE_RUNTIME = 24 * 60
+
+
+def judge_job_resources(judge: Mapping[str, Any], model_resources: Mapping[str, Any]) -> dict[str, Any]:
+    """What a judge job asks the scheduler for: a judge that loads an LLM, what a model job asks
+    (evaluation.resources: GPUs, memory, time; on SLURM the GPU partition); a judge server's client,
+    no GPU and one judge slot; the rule judge, no GPU."""
+    runs_on = JUDGES.get(judge["name"]).runs_on
+    if runs_on == "model":
+        keys = ["gpu", "mem_mb", "runtime"] + (["gpu_model"] if "gpu_model" in model_resources else [])
+        return {key: model_resources[key] for key in keys}
+    if runs_on == "server":
+        return {"gpu": 0, JUDGE_SLOTS: 1, "runtime": SERVED_JUDGE_RUNTIME}
+    return {"gpu": 0}
 
 
 JUDGES: Registry[JudgeKind] = Registry("judge", "evaluation.judge.name")
@@ -72,11 +97,15 @@ def register_judge(
     needs: tuple[str, ...] = (),
     workflow_inputs: dict[str, str] | None = None,
     check: Callable[[Mapping[str, Any]], str | None] | None = None,
+    runs_on: str = "job",
 ) -> Callable[[Callable[[JudgeSettings, int], Judge]], Callable[[JudgeSettings, int], Judge]]:
-    """Decorator on a builder (settings, threads) -> Judge: the judge `name` (docs/extending.md)."""
+    """Decorator on a builder (settings, threads) -> Judge: the judge `name` (docs/extending.md);
+    `runs_on` ("job", "model", "server") sets what its jobs ask the scheduler for."""
+    if runs_on not in ("job", "model", "server"):
+        raise ValueError(f"judge {name!r}: runs_on is {runs_on!r}; use 'job', 'model' or 'server'")
 
     def add(build: Callable[[JudgeSettings, int], Judge]) -> Callable[[JudgeSettings, int], Judge]:
-        JUDGES.add(name, JudgeKind(build, needs, dict(workflow_inputs or {}), check))
+        JUDGES.add(name, JudgeKind(build, needs, dict(workflow_inputs or {}), check, runs_on))
         return build
 
     return add
@@ -97,7 +126,9 @@ def rule_judge(settings: JudgeSettings, threads: int) -> Judge:
     return RuleJudge()
 
 
-@register_judge("hf", needs=("model",), workflow_inputs={"judge_model": "model", "judge_prompts": "prompts"})
+@register_judge(
+    "hf", needs=("model",), workflow_inputs={"judge_model": "model", "judge_prompts": "prompts"}, runs_on="model"
+)
 def local_model_judge(settings: JudgeSettings, threads: int) -> Judge:
     """A local Hugging Face model behind the rule cascade."""
     from softeval.engine.models import load_model
@@ -118,7 +149,9 @@ def _has_endpoint(judge: Mapping[str, Any]) -> str | None:
     )
 
 
-@register_judge("openai", needs=("model",), workflow_inputs={"judge_prompts": "prompts"}, check=_has_endpoint)
+@register_judge(
+    "openai", needs=("model",), workflow_inputs={"judge_prompts": "prompts"}, check=_has_endpoint, runs_on="server"
+)
 def openai_judge(settings: JudgeSettings, threads: int) -> Judge:
     """An OpenAI-compatible server (vLLM, TGI, a hosted API) behind the rule cascade."""
     from softeval.judges.local_lm import CascadeJudge, JudgePrompts, VerdictCache

@@ -167,8 +167,11 @@ class HFJudge:
                 self.tokenizer, [prompts[i] for i in chunk for _ in words], [w for _ in chunk for w in words], eos=False
             )
             logprobs, rows = answer_logprobs(self.model, None, batch)
-            totals = torch.zeros(2 * len(chunk)).index_add_(0, rows, logprobs).view(len(chunk), 2)
-            fresh = {keys[i]: bool(totals[row, 0] > totals[row, 1]) for row, i in enumerate(chunk)}
+            # summed where the log-probabilities are (the GPU; with device_map the output layer's
+            # GPU, which need not hold `rows`), then one copy to the host for the comparisons
+            totals = torch.zeros(2 * len(chunk), dtype=logprobs.dtype, device=logprobs.device)
+            totals = totals.index_add_(0, rows.to(logprobs.device), logprobs).cpu().view(len(chunk), 2)
+            fresh = {keys[i]: bool(yes > no) for i, (yes, no) in zip(chunk, totals.tolist(), strict=True)}
             self.cache.put_many(fresh)  # committed per batch: a kill loses at most one batch
             known.update(fresh)
             self.asked += len(chunk)
