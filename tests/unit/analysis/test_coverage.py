@@ -7,6 +7,13 @@ through the items, as real models' do. The truth is the population quantity the 
 states it estimates (the pool's mean difference; for swap distances, the expected distance on a
 test set of this size, by Monte Carlo). Measured coverage must lie in [0.92, 0.98]; the one
 interval outside that band (a single swap distance) is said so in results/README.md and here.
+
+The last section measures them at the embedded default's shape (default_shape.py reads it from
+config/config.yaml: its models, its 60 test questions per task, its 4 tasks asking about the same
+countries), in a world of countries whose facts a model knows or not in every task alike: there
+only the resampling by country covers (each task resampled on its own: 0.74-0.88). Claim 4's
+near-zero share is exact and so conservative (at least 0.93, up to 1.0); a gap the soft prompt all
+but closes is overstated at 60 questions (a known limit, measured and said so below).
 """
 
 from __future__ import annotations
@@ -22,11 +29,15 @@ from softeval.analysis.evidence import (
     Interval,
     absolute_gap_difference,
     bias_shifted_interval,
+    bootstrap_mean,
+    near_zero_share,
     paired_bootstrap,
     percentile_interval,
+    shared_items,
     task_resamples,
 )
 from softeval.analysis.ranking import swap_distances_of_scores
+from tests.unit.analysis.default_shape import Countries, default_shape
 
 POOL, N_ITEMS, RUNS, RESAMPLES = 20_000, 200, 300, 400
 BAND = (0.92, 0.98)
@@ -168,33 +179,49 @@ def test_a_single_swap_distance_interval_is_only_approximate():
 
 
 def test_near_zero_share_difference_covers():
-    """Claim 4: share of base units below 0.05, baseline minus soft prompt."""
+    """Claim 4: share of base units below 0.05, baseline minus soft prompt (truth: the share
+    expected on a test set of this size)."""
 
-    def case(rng, easiness):
-        abilities = np.linspace(-0.5, 0.5, 7)
-        baseline, soft = chances(abilities, -3.0, easiness), chances(abilities, 0.0, easiness)
+    def case_for(exact: bool) -> Case:
+        def case(rng, easiness):
+            abilities = np.linspace(-0.5, 0.5, 7)
+            baseline, soft = chances(abilities, -3.0, easiness), chances(abilities, 0.0, easiness)
 
-        def statistic(b, s):
-            return (b < 0.05).mean(axis=1) - (s < 0.05).mean(axis=1)
+            def statistic(b, s):
+                return (b < 0.05).mean(axis=1) - (s < 0.05).mean(axis=1)
 
-        truth = np.mean(
-            [
-                statistic(
-                    answers(rng, baseline, items).mean(axis=1)[None], answers(rng, soft, items).mean(axis=1)[None]
-                )[0]
-                for items in rng.integers(0, POOL, (2000, N_ITEMS))
-            ]
-        )
+            truth = np.mean(
+                [
+                    statistic(
+                        answers(rng, baseline, items).mean(axis=1)[None], answers(rng, soft, items).mean(axis=1)[None]
+                    )[0]
+                    for items in rng.integers(0, POOL, (2000, N_ITEMS))
+                ]
+            )
 
-        def interval(rng, items, run):
-            b, s = answers(rng, baseline, items), answers(rng, soft, items)
-            index = task_resamples("t", N_ITEMS, RESAMPLES, run)
-            estimate = statistic(b.mean(axis=1)[None], s.mean(axis=1)[None])[0]
-            return percentile_interval(float(estimate), statistic(resampled_means(b, index), resampled_means(s, index)))
+            def interval(rng, items, run):
+                b, s = answers(rng, baseline, items), answers(rng, soft, items)
+                if not exact:  # the plain percentile bootstrap the claim used before
+                    index = task_resamples("t", N_ITEMS, RESAMPLES, run)
+                    estimate = statistic(b.mean(axis=1)[None], s.mean(axis=1)[None])[0]
+                    draws = statistic(resampled_means(b, index), resampled_means(s, index))
+                    return percentile_interval(float(estimate), draws)
+                share_b, low_b, high_b = near_zero_share(list(b), 0.05, RESAMPLES, run, ["t"] * 7, "baseline")
+                share_s, low_s, high_s = near_zero_share(list(s), 0.05, RESAMPLES, run, ["t"] * 7, "soft")
+                return Interval(
+                    share_b - share_s,
+                    float(np.percentile(low_b - high_s, 2.5)),
+                    float(np.percentile(high_b - low_s, 97.5)),
+                )
 
-        return float(truth), interval
+            return float(truth), interval
 
-    assert BAND[0] <= coverage(case) <= BAND[1]
+        return case
+
+    # claim 4's interval: each unit's share from its exact confidence distribution; conservative, as exact
+    # intervals are (the plain percentile bootstrap, the claim's before, in the band)
+    assert 0.93 <= coverage(case_for(exact=True)) <= 1.0
+    assert BAND[0] <= coverage(case_for(exact=False)) <= BAND[1]
 
 
 @pytest.mark.parametrize(
@@ -254,3 +281,189 @@ def test_random_tie_breaks_are_uniform():
     assert savings.mean() == pytest.approx(expected, abs=0.02)
     alphabetical, expected, savings = random_tie_break_savings(inputs, "soft_prompt")  # 45 > 30 > 15: no ties
     assert (alphabetical, expected) == (0, 0.0) and not savings.any()
+
+
+# ---- at the embedded default's shape: its models, its tasks asking about the same countries ----
+
+SHAPE = default_shape()  # config/config.yaml: 5 models, 4 tasks, 60 test countries each (as of issue 40)
+
+
+def country_coverage(case: Callable, shared: bool, seed: int = 0) -> float:
+    """Coverage over RUNS test sets of the default's shape: each a draw of SHAPE.questions
+    countries that every task asks about; `shared`: resampled by country across the tasks
+    (`evidence.shared_items`, as a run declares them), else every task by its own examples."""
+    rng = np.random.default_rng(seed)
+    world = Countries(rng, SHAPE)
+    truth, interval_of = case(rng, world)
+    hits = 0
+    for run in range(RUNS):
+        countries = world.draw(rng)
+        with shared_items(world.items(countries) if shared else {}):
+            iv = interval_of(rng, countries, run)
+        hits += iv.low - 1e-12 <= truth <= iv.high + 1e-12
+    return hits / RUNS
+
+
+def units_of(rng: np.random.Generator, chances: dict, countries: np.ndarray, luck: np.ndarray | None = None) -> list:
+    """One 0/1 array per unit (task x model), tasks in SHAPE order; `luck` shared between methods."""
+    out = []
+    for t in SHAPE.tasks:
+        u = rng.random((SHAPE.models, len(countries))) if luck is None else luck[t]
+        out += list((u < chances[t][:, countries]).astype(float))
+    return out
+
+
+UNIT_TASKS = [t for t in SHAPE.tasks for _ in range(SHAPE.models)]
+
+
+def country_mean_difference(rng, world):
+    """Claims 1, 2 and 5's non-inferiority: soft prompt minus baseline, the gain on the countries a
+    model knows (the same countries in every task)."""
+    soft = {t: world.chances(t, 1.5, -2.5) for t in SHAPE.tasks}
+    base = {t: world.chances(t, 0.0, -2.5) for t in SHAPE.tasks}
+    truth = float(np.mean([(soft[t] - base[t]).mean() for t in SHAPE.tasks]))
+
+    def interval(rng, countries, run):
+        luck = {t: rng.random((SHAPE.models, len(countries))) for t in SHAPE.tasks}
+        pairs = list(zip(units_of(rng, soft, countries, luck), units_of(rng, base, countries, luck), strict=True))
+        return paired_bootstrap(pairs, None, RESAMPLES, run, UNIT_TASKS)
+
+    return truth, interval
+
+
+def test_mean_difference_covers_at_the_default_shape_only_resampled_by_country():
+    assert BAND[0] <= country_coverage(country_mean_difference, shared=True) <= BAND[1]  # measured 0.943
+    assert country_coverage(country_mean_difference, shared=False) < 0.91  # each task on its own: 0.880
+
+
+def test_mean_covers_at_the_default_shape_only_resampled_by_country():
+    """The tables' and the leaderboard's means over tasks (bootstrap_mean)."""
+
+    def case(rng, world):
+        soft = {t: world.chances(t, 1.5, -2.5) for t in SHAPE.tasks}
+        truth = float(np.mean([soft[t].mean() for t in SHAPE.tasks]))
+        return truth, lambda rng, countries, run: bootstrap_mean(
+            units_of(rng, soft, countries), RESAMPLES, run, UNIT_TASKS
+        )
+
+    assert BAND[0] <= country_coverage(case, shared=True) <= BAND[1]  # measured 0.943
+    assert country_coverage(case, shared=False) < 0.85  # each task on its own: 0.740
+
+
+def gap_case(levels: tuple) -> Callable:
+    """Claim 5: mean |post - base| under the soft prompt minus under a baseline; `levels`: the
+    (known, unknown) logits of base and post under the soft prompt, then under the baseline."""
+
+    def case(rng, world):
+        chances = [{t: world.chances(t, *level) for t in SHAPE.tasks} for level in levels]
+        truth = float(
+            np.mean(
+                [
+                    np.abs(chances[1][t].mean(1) - chances[0][t].mean(1))
+                    - np.abs(chances[3][t].mean(1) - chances[2][t].mean(1))
+                    for t in SHAPE.tasks
+                ]
+            )
+        )
+
+        def interval(rng, countries, run):
+            arrays = [units_of(rng, c, countries) for c in chances]
+            return absolute_gap_difference(list(zip(*arrays, strict=True)), RESAMPLES, run, UNIT_TASKS)
+
+        return truth, interval
+
+    return case
+
+
+def test_gap_difference_covers_at_the_default_shape():
+    """Gaps away from 0 (soft prompt 0.2 below the twins, the baseline 0.5)."""
+    case = gap_case(((1.5, -2.5), (2.5, -1.5), (-1.0, -2.5), (2.5, -1.5)))
+    assert BAND[0] <= country_coverage(case, shared=True) <= BAND[1]  # measured 0.943 (each task alone: 0.873)
+
+
+def test_a_gap_closed_to_near_zero_is_overstated():
+    """A known limit, not a pass: where the soft prompt all but closes the gap (0.03 from the twins),
+    |post - base| of 60 questions is mostly noise (about 0.07 per model whatever the true gap), so
+    the gap difference is biased upwards and its interval misses: measured 0.587. It errs against
+    claim 5 ("holds" needs the difference below 0), not for it; a closed gap reads as a small one."""
+    case = gap_case(((1.5, -2.5), (1.8, -2.3), (-1.0, -2.5), (2.5, -1.5)))
+    assert country_coverage(case, shared=True) < 0.8
+
+
+def test_swap_distance_difference_covers_at_the_default_shape():
+    """Claim 3 summed over the tasks (the rankings are per task; the countries shared)."""
+
+    def case(rng, world):
+        levels = {"soft": (0.5, -2.0), "base": (-2.0, -2.6), "post": (1.0, -1.5)}
+        chances = {(k, t): world.chances(t, *v) for k, v in levels.items() for t in SHAPE.tasks}
+
+        def statistic(means):
+            return sum(
+                swap_distances_of_scores(means[("soft", t)], means[("post", t)])
+                - swap_distances_of_scores(means[("base", t)], means[("post", t)])
+                for t in SHAPE.tasks
+            )
+
+        def tables(rng, countries):
+            return {
+                k: (rng.random((SHAPE.models, len(countries))) < c[:, countries]).astype(float)
+                for k, c in chances.items()
+            }
+
+        truth = np.mean(
+            [
+                statistic({k: v.mean(axis=1)[None] for k, v in tables(rng, world.draw(rng)).items()})[0]
+                for _ in range(1000)
+            ]
+        )
+
+        def interval(rng, countries, run):
+            table = tables(rng, countries)
+            estimate = statistic({k: v.mean(axis=1)[None] for k, v in table.items()})[0]
+            draws = statistic(
+                {
+                    (k, t): resampled_means(v, task_resamples(t, len(countries), RESAMPLES, run))
+                    for (k, t), v in table.items()
+                }
+            )
+            return bias_shifted_interval(float(estimate), draws)
+
+        return float(truth), interval
+
+    assert BAND[0] <= country_coverage(case, shared=True) <= BAND[1]  # measured 0.937
+
+
+def test_near_zero_share_difference_covers_at_the_default_shape():
+    """Claim 4: share of base units below 0.05, baseline minus soft prompt, each unit's share drawn
+    from its exact binomial confidence distribution (evidence.near_zero_share). The truth: the share
+    expected on a test set of this size. Exact intervals are conservative: measured 0.94 and 0.98
+    (the plain percentile bootstrap: 0.915 and 0.935, and width 0 for a unit at 0 of 60). Whether a
+    unit's *true* score is below 0.05 no interval of 60 questions can tell where it is near 0.05."""
+
+    def case(levels):
+        def make(rng, world):
+            base = {t: world.chances(t, *levels) for t in SHAPE.tasks}
+            soft = {t: world.chances(t, 1.5, -2.5) for t in SHAPE.tasks}
+
+            def share_difference(rng, countries):
+                b, s = units_of(rng, base, countries), units_of(rng, soft, countries)
+                return np.mean([u.mean() < 0.05 for u in b]) - np.mean([u.mean() < 0.05 for u in s])
+
+            truth = np.mean([share_difference(rng, world.draw(rng)) for _ in range(2000)])
+
+            def interval(rng, countries, run):
+                b, s = units_of(rng, base, countries), units_of(rng, soft, countries)
+                share_b, low_b, high_b = near_zero_share(b, 0.05, RESAMPLES, run, UNIT_TASKS, "baseline")
+                share_s, low_s, high_s = near_zero_share(s, 0.05, RESAMPLES, run, UNIT_TASKS, "soft")
+                return Interval(
+                    share_b - share_s,
+                    float(np.percentile(low_b - high_s, 2.5)),
+                    float(np.percentile(high_b - low_s, 97.5)),
+                )
+
+            return float(truth), interval
+
+        return make
+
+    for levels in ((-2.5, -4.0), (-2.0, -3.5)):
+        assert 0.93 <= country_coverage(case(levels), shared=True) <= 1.0

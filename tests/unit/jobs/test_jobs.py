@@ -384,6 +384,9 @@ def test_provenance_names_the_code_config_machine_and_the_files_read(workspace, 
         logliks=[],
         outs=[scores],
     )
+    # each row names the country it asks about: the item the analysis resamples across tasks
+    test = [json.loads(line) for line in (workspace / "data" / "world_numeric" / "test.jsonl").read_text().splitlines()]
+    assert [row["entity"] for row in read(scores)] == [example["entity"] for example in test]
     params = json.loads(meta_path(scores).read_text())["params"]
     assert params["judge"] == {"name": "rule"} and params["task_version"] == tasks["world_numeric"].version
     assert params["generations_sha256"] == hashlib.sha256(generation.read_bytes()).hexdigest()

@@ -5,34 +5,49 @@ A claim is one object (`Claim`: number, statement, what the run needs for it, it
 
 Each claim is split into parts; each part has an estimate and a 95% interval, and one verdict rule:
 
-- **holds**: the direction is the claimed one and the interval excludes the opposite;
-- **refuted**: the interval lies wholly on the opposite side;
-- **not shown**: the interval straddles the line (the data cannot tell);
+- **holds**: the direction is the claimed one and the interval excludes the opposite (an
+  equivalence, "flat": the 90% interval within the margin, the two one-sided tests at 5%; a
+  non-inferiority, "not below": the interval's lower end above minus the margin);
+- **refuted**: the interval lies wholly on the opposite side, at the level Holm's correction over
+  the claim's tested parts leaves it (one part: the 95% interval; k parts: the smallest one-sided
+  p-value at 2.5% / k, and so on step-down), so a claim of many parts is not refuted by chance
+  more often than one of one part;
+- **not shown**: otherwise (the data cannot tell), and also where the run cannot test a part it
+  could test in principle (format already at the level before tuning: no climb to see);
 - **not applicable**: the run cannot test it (one model: no ranking; no post-trained twins;
-  format already at the level before tuning: nothing to climb).
+  no closed tasks).
+
+A claim **holds** when every part holds: a part that cannot be tested is never dropped, it makes
+the claim "not shown" (or "not applicable" when no part can be tested). It is **refuted** when a
+part is refuted after Holm's correction, and **not shown** otherwise. The one part left out of
+that is a scope note ("models without a post-trained twin": the claim is checked over the others).
 
 A model may have no post-trained twin (a base-only entry): claim 1 and claim 2's base part use
 every model; claim 2's post-trained part and claims 3-5 use the models with a twin, and each of
-them adds a "models without a post-trained twin" part (not applicable: "no post-trained twin: ...")
-that names the others. Claims 3 and 4 rank models: fewer than two with a twin, not applicable.
+them adds a "models without a post-trained twin" scope note (not applicable: "no post-trained twin:
+...") that names the others. Claims 3 and 4 rank models: fewer than two with a twin, not applicable.
 
-What the intervals are (coverage measured by simulation in tests/unit/analysis/test_coverage.py):
-- means and mean differences (claims 1, 2, 5; claim 4's near-zero share): paired percentile
-  bootstrap over test examples, one index matrix per task shared by every model and method;
+What the intervals are (coverage measured by simulation in tests/unit/analysis/test_coverage.py,
+at the embedded default's shape):
+- means and mean differences (claims 1, 2, 5): paired percentile bootstrap over test items, one
+  draw of items shared by every model and method, and by every task asking about the same items
+  (the world's countries; `Inputs.items`, `evidence.declare_items`);
 - claim 3: the expected difference of swap distances on a test set of this size, both rankings
   resampled alike, the percentile interval shifted by the bootstrap's bias;
+- claim 4's near-zero share: the same bootstrap, each unit's share drawn from its exact
+  (Clopper-Pearson) confidence distribution (0 of 60 is not surely below 0.05: its exact upper
+  bound is 0.060);
 - claim 4's tie-breaks: not a sampling interval but the 95% range of the distance under
   uniformly random tie-breaks of this run's scores (an exact randomisation).
 
-A claim holds when every applicable part holds, is refuted when a part is refuted, and is not
-shown otherwise. Computed, never written by hand: `softeval claims` from the score files.
+Computed, never written by hand: `softeval claims` from the score files.
 """
 
 from __future__ import annotations
 
 import zlib
-from collections.abc import Callable
-from dataclasses import dataclass, field
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 import numpy as np
@@ -40,8 +55,11 @@ import pandas as pd
 
 from softeval.analysis.evidence import (
     COLLAPSE_ENTROPY,
+    EQUIVALENCE_LEVEL,
     FORMAT_SATURATED,
     KNOWLEDGE_FLAT,
+    LEVEL,
+    NON_INFERIORITY,
     SIGNIFICANCE,
     Interval,
     MetricReader,
@@ -49,10 +67,13 @@ from softeval.analysis.evidence import (
     bias_shifted_interval,
     choice_spread,
     equivalent,
+    exact_upper,
     holm_outcomes,
+    near_zero_share,
     paired_bootstrap,
     paired_counts,
     percentile_interval,
+    shared_items,
     task_resamples,
 )
 from softeval.analysis.publish import write_table
@@ -79,31 +100,74 @@ ClaimCheck = Callable[["Inputs"], list["Part"]]
 ChoiceReader = Callable[[str, str, str, int | None], tuple[list[int], int]]
 
 
-def greater(interval: Interval) -> str:
-    """Verdict on 'the quantity is above zero'."""
-    return HOLDS if interval.low > 0 else REFUTED if interval.high < 0 else NOT_SHOWN
+def greater(interval: Interval, line: float = 0.0) -> str:
+    """Verdict on 'the quantity is above `line`' (0; minus a margin for 'not below')."""
+    return HOLDS if interval.low > line else REFUTED if interval.high < line else NOT_SHOWN
 
 
-def less(interval: Interval) -> str:
-    """Verdict on 'the quantity is below zero'."""
-    return HOLDS if interval.high < 0 else REFUTED if interval.low > 0 else NOT_SHOWN
+def less(interval: Interval, line: float = 0.0) -> str:
+    """Verdict on 'the quantity is below `line`'."""
+    return HOLDS if interval.high < line else REFUTED if interval.low > line else NOT_SHOWN
 
 
 def within(interval: Interval, margin: float) -> str:
-    """Verdict on 'the quantity is within ±margin' (an equivalence test: the whole interval inside)."""
+    """Verdict on 'the quantity is within ±margin', an equivalence: holds when the two one-sided
+    tests at 5% both reject (the 90% interval inside, read from the interval's draws; an interval
+    without draws is read at 95%, conservatively); refuted when the 95% interval lies wholly outside."""
     if equivalent(interval, margin):
         return HOLDS
     return REFUTED if interval.low > margin or interval.high < -margin else NOT_SHOWN
 
 
+# The level at which one part's interval refutes: the 95% interval's one side.
+REFUTE_ALPHA = (1 - LEVEL) / 2
+GREATER, LESS, WITHIN = "greater", "less", "within"
+
+
+@dataclass(frozen=True)
+class Test:
+    """How a part's verdict reads its interval: the claimed side of `line` (GREATER, LESS), or
+    WITHIN ±line; `draws` what a refutation reads (default: the interval's own draws)."""
+
+    side: str
+    line: float = 0.0
+    draws: np.ndarray | None = field(default=None, repr=False, compare=False)
+
+    def p_value(self, draws: np.ndarray) -> float:
+        """The bootstrap p-value of the refutation: the share of draws not on the opposite side."""
+        if self.side == GREATER:
+            return float(np.mean(draws >= self.line))
+        if self.side == LESS:
+            return float(np.mean(draws <= self.line))
+        return float(min(np.mean(draws <= self.line), np.mean(draws >= -self.line)))
+
+    def refutes(self, draws: np.ndarray, alpha: float) -> bool:
+        """Whether the draws lie on the opposite side at one-sided level `alpha` (percentiles, as the
+        interval is read: at alpha = 2.5% exactly the 95% interval's rule)."""
+        low, high = np.percentile(draws, [100 * alpha, 100 * (1 - alpha)])
+        if self.side == GREATER:
+            return bool(high < self.line)
+        if self.side == LESS:
+            return bool(low > self.line)
+        return bool(low > self.line or high < -self.line)
+
+
 def combine(verdicts: list[str]) -> str:
-    """A claim's verdict from its parts'."""
+    """A claim's verdict from its parts' (after Holm's correction; scope notes left out): holds only
+    when every part holds; a part that cannot be tested makes it not shown (all: not applicable)."""
     tested = [v for v in verdicts if v != NOT_APPLICABLE]
     if not tested:
         return NOT_APPLICABLE
     if REFUTED in tested:
         return REFUTED
+    if len(tested) < len(verdicts):
+        return NOT_SHOWN
     return HOLDS if all(v == HOLDS for v in tested) else NOT_SHOWN
+
+
+# The caveat of a part that only says what a claim leaves out (models without a post-trained twin):
+# not a part of the claim, so it neither holds nor blocks.
+SCOPE_NOTE = "scope note"
 
 
 @dataclass
@@ -114,6 +178,7 @@ class Part:
     evidence: str
     interval: Interval | None = None
     caveat: str = ""
+    test: Test | None = None  # how the verdict reads the interval (what Holm's correction re-reads)
 
     def row(self) -> dict:
         iv = self.interval
@@ -138,6 +203,10 @@ class Inputs:
     closed_tasks: set[str]
     settings: AnalysisSettings
     choices: ChoiceReader | None = None
+    # task -> the item (the world's country) each test example asks about, in test order: tasks
+    # asking about the same items are resampled by one draw of them (evidence.declare_items); None:
+    # each task by its own examples
+    items: Mapping[str, Sequence[str]] | None = None
     models: list[str] = field(init=False)
     twinned: list[str] = field(init=False)  # the models with a post-trained twin
     base_only: list[str] = field(init=False)  # the models without one
@@ -172,6 +241,7 @@ class Inputs:
                 "models without a post-trained twin",
                 NOT_APPLICABLE,
                 f"no post-trained twin: {', '.join(self.base_only)}",
+                caveat=SCOPE_NOTE,
             )
         ]
 
@@ -221,23 +291,58 @@ def claim(number: int, statement: str, needs: tuple[str, ...] = ("soft_prompt",)
 
 
 def check_claims(inputs: Inputs) -> pd.DataFrame:
-    """One row per part of each claim: verdict, estimate, interval and the evidence in words."""
+    """One row per part of each claim: verdict, estimate, interval and the evidence in words; a
+    part's "refuted" stands only where Holm's correction over its claim's tested parts keeps it."""
     parts: list[Part] = []
-    for item in CLAIMS.values():
-        missing = next((NEEDS[need] for need in item.needs if not NEEDS[need].met(inputs)), None)
-        if missing:
-            parts.append(Part(item.number, "all", NOT_APPLICABLE, missing.reason))
-        else:
-            parts += item.check(inputs)
+    with shared_items(inputs.items or {}):
+        for item in CLAIMS.values():
+            missing = next((NEEDS[need] for need in item.needs if not NEEDS[need].met(inputs)), None)
+            if missing:
+                parts.append(Part(item.number, "all", NOT_APPLICABLE, missing.reason))
+            else:
+                parts += holm_refutations(item.check(inputs))
     return pd.DataFrame([p.row() for p in parts])
 
 
+def holm_refutations(parts: list[Part]) -> list[Part]:
+    """Holm's step-down correction of the claim's refutations: its k tested parts (those whose
+    verdict reads draws) ordered by their refutation p-value, the j-th (from 0) refuted at one-sided
+    level 2.5% / (k - j) until one is not. A part refuted at 2.5% but not at its corrected level
+    reads "not shown", with the caveat saying so; no verdict other than "refuted" changes."""
+    tested = []
+    for i, part in enumerate(parts):
+        draws = None if part.test is None else part.test.draws
+        if draws is None and part.test is not None and part.interval is not None:
+            draws = part.interval.draws
+        if draws is not None and part.verdict != NOT_APPLICABLE:
+            tested.append((part.test.p_value(draws), i, draws))
+    kept: set[int] = set()
+    for j, (_, i, draws) in enumerate(sorted(tested, key=lambda t: (t[0], t[1]))):
+        if not parts[i].test.refutes(draws, REFUTE_ALPHA / (len(tested) - j)):
+            break
+        kept.add(i)
+    out = list(parts)
+    for _, i, _ in tested:
+        if out[i].verdict == REFUTED and i not in kept:
+            why = f"refuted alone, not after Holm's correction over the claim's {len(tested)} tested parts"
+            out[i] = replace(out[i], verdict=NOT_SHOWN, caveat=why)
+    return out
+
+
 def claim_verdicts(parts: pd.DataFrame) -> dict[int, str]:
-    """Each claim's verdict from its parts' (caveats dropped)."""
+    """Each claim's verdict from its parts' (caveats dropped, scope notes left out)."""
+    note = f"{NOT_APPLICABLE} ({SCOPE_NOTE})"
     return {
-        int(claim): combine([v.split(" (")[0] for v in group["verdict"]])
+        int(claim): combine([v.split(" (")[0] for v in group["verdict"] if v != note] or [NOT_APPLICABLE])
         for claim, group in parts.groupby("claim", sort=True)
     }
+
+
+def flat_text(change: Interval, margin: float = KNOWLEDGE_FLAT) -> str:
+    """The equivalence test in words: the 90% interval the two one-sided tests read."""
+    low, high = change.bounds(EQUIVALENCE_LEVEL) if change.draws is not None else (change.low, change.high)
+    level = EQUIVALENCE_LEVEL if change.draws is not None else LEVEL
+    return f"flat: the {level:.0%} interval [{low:+.3f}, {high:+.3f}] within ±{margin} (two one-sided tests at 5%)"
 
 
 # ---- 1: format without knowledge --------------------------------------------------------------
@@ -288,9 +393,12 @@ def claim_format_without_knowledge(inputs: Inputs) -> list[Part]:
         fmt_change = bootstrap(pairs("format"))
         start = next(f for s, f, _ in curve if s == first)
         along = "; ".join(f"step {s}: format {f:.3f}, knowledge {k:.3f}" for s, f, k in curve)
-        if start >= FORMAT_SATURATED:  # nothing to climb; a significant drop still refutes
-            rise = REFUTED if less(fmt_change) == HOLDS else NOT_APPLICABLE
-            why = f"already formatted at step {first} (format {start:.3f} >= {FORMAT_SATURATED}): nothing to climb"
+        if start >= FORMAT_SATURATED:  # nothing to climb: the claim cannot be seen; a significant drop refutes
+            rise = REFUTED if less(fmt_change) == HOLDS else NOT_SHOWN
+            why = (
+                f"already formatted at step {first} (format {start:.3f} >= {FORMAT_SATURATED}): nothing to climb, "
+                "so no climb to see (the claim needs one)"
+            )
         else:
             rise, why = greater(fmt_change), f"format {start:.3f} at step {first}"
         parts.append(
@@ -301,6 +409,7 @@ def claim_format_without_knowledge(inputs: Inputs) -> list[Part]:
                 f"{len(tasks)} {kind} task(s) x {len(inputs.models)} base models; {along}; {why}; change from "
                 f"step {first} to {final} {fmt_change}",
                 fmt_change,
+                test=Test(GREATER),
             )
         )
         # The level the paper names (90-100%), with its interval: the mean final format minus the threshold.
@@ -315,11 +424,12 @@ def claim_format_without_knowledge(inputs: Inputs) -> list[Part]:
                 f"final format minus {FORMAT_SATURATED} {fmt_level}; first >= {FORMAT_SATURATED} at step "
                 f"{_never(curves[kind].first_at(), final)}",
                 fmt_level,
+                test=Test(GREATER),
             )
         )
         know_change = bootstrap(pairs("knowledge"))
         know_verdict, caveat = within(know_change, KNOWLEDGE_FLAT), ""
-        evidence = f"knowledge change from step {first} to {final} {know_change} (flat: within ±{KNOWLEDGE_FLAT})"
+        evidence = f"knowledge change from step {first} to {final} {know_change}; {flat_text(know_change)}"
         if kind == "closed" and inputs.choices is not None:
             collapsed = []
             for m, t in units:
@@ -339,7 +449,17 @@ def claim_format_without_knowledge(inputs: Inputs) -> list[Part]:
             )
             if collapsed and know_verdict == HOLDS:
                 know_verdict, caveat = NOT_SHOWN, "flat only because choices collapsed"
-        parts.append(Part(1, f"{kind} tasks: knowledge flat", know_verdict, evidence, know_change, caveat))
+        parts.append(
+            Part(
+                1,
+                f"{kind} tasks: knowledge flat",
+                know_verdict,
+                evidence,
+                know_change,
+                caveat,
+                Test(WITHIN, KNOWLEDGE_FLAT),
+            )
+        )
     if "closed" in curves and "open" in curves:
         parts.append(saturation_order(curves, final))
     return parts
@@ -396,7 +516,7 @@ def saturation_order(curves: dict[str, FormatCurve], final: int) -> Part:
         for kind in ("closed", "open")
     )
     if closed.first_at() == open_.first_at() == closed.steps[0]:
-        verdict, why = NOT_APPLICABLE, "both formatted from the first snapshot: no order to see"
+        verdict, why = NOT_SHOWN, "both formatted from the first snapshot: no order to see (the claim needs one)"
     else:
         verdict = greater(order)
         why = f"open minus closed shortfall below {FORMAT_SATURATED}, mean over snapshots, {order}"
@@ -405,7 +525,8 @@ def saturation_order(curves: dict[str, FormatCurve], final: int) -> Part:
         "closed tasks saturate before open tasks",
         verdict,
         f"format first >= {FORMAT_SATURATED}: {where}; {why} (snapshots {', '.join(map(str, closed.steps))})",
-        None if verdict == NOT_APPLICABLE else order,
+        None if why.startswith("both formatted") else order,
+        test=Test(GREATER),
     )
 
 
@@ -468,6 +589,7 @@ def claim_beats_baselines(inputs: Inputs) -> list[Part]:
                     f"knowledge soft prompt minus {LABEL[baseline]} {knowledge}",
                     gain,
                     caveat,
+                    Test(GREATER),
                 )
             )
     return parts + inputs.without_twin(2)
@@ -535,7 +657,7 @@ def claim_predicts_rankings(inputs: Inputs) -> list[Part]:
                 f"; to the zoo's true knowledge ranking: soft prompt {int(sp['truth_distance'])}, "
                 f"{LABEL[baseline]} {int(b['truth_distance'])}"
             )
-        parts.append(Part(3, f"vs {LABEL[baseline]}", less(diff), evidence, diff))
+        parts.append(Part(3, f"vs {LABEL[baseline]}", less(diff), evidence, diff, test=Test(LESS)))
     return parts + inputs.without_twin(3)
 
 
@@ -558,19 +680,26 @@ def tie_dependence(base: np.ndarray, reference: np.ndarray) -> np.ndarray:
     return 0.5 * ((tied & reference_agrees).sum(axis=(1, 2)) - (tied & ~reference_agrees).sum(axis=(1, 2)))
 
 
-def near_zero_draws(inputs: Inputs, method: str) -> tuple[float, np.ndarray]:
-    """Share of base units (model x task) whose mean score is below NEAR_ZERO: on the data and
-    per bootstrap resample (every task's own index matrix); the ranked models' (with a twin)."""
-    settings, models = inputs.settings, inputs.twinned
-    n_units = len(models) * len(inputs.tasks)
-    share, draws = 0.0, np.zeros(settings.bootstrap)
-    for task in inputs.tasks:
-        for m in models:
-            values = inputs.values("base", m, task, method, inputs.step(method), settings.metric)
-            index = task_resamples(task, len(values), settings.bootstrap, settings.seed)
-            share += float(values.mean() < NEAR_ZERO) / n_units
-            draws += (values[index].mean(axis=1) < NEAR_ZERO) / n_units
-    return share, draws
+def near_zero_draws(inputs: Inputs, method: str) -> tuple[float, np.ndarray, np.ndarray]:
+    """Share of base units (model x task) whose mean score is below NEAR_ZERO: on the data, and per
+    resample (the shared draw of items) a lower and an upper draw that carry each unit's exact
+    binomial uncertainty (`evidence.near_zero_share`); the ranked models' (with a twin)."""
+    settings = inputs.settings
+    units = [(m, t) for t in inputs.tasks for m in inputs.twinned]
+    values = [inputs.values("base", m, t, method, inputs.step(method), settings.metric) for m, t in units]
+    return near_zero_share(values, NEAR_ZERO, settings.bootstrap, settings.seed, [t for _, t in units], method)
+
+
+def near_zero_units(inputs: Inputs, method: str) -> list[str]:
+    """The base units below NEAR_ZERO, each with its exact 95% upper bound, for the evidence."""
+    out = []
+    for t in inputs.tasks:
+        for m in inputs.twinned:
+            values = inputs.values("base", m, t, method, inputs.step(method), inputs.settings.metric)
+            if values.mean() < NEAR_ZERO:
+                k = round(float(values.sum()))
+                out.append(f"{m}/{t} {k}/{len(values)} (exact upper {exact_upper(k, len(values)):.3f})")
+    return out
 
 
 def random_tie_break_savings(inputs: Inputs, method: str) -> tuple[int, float, np.ndarray]:
@@ -613,11 +742,15 @@ def claim_score_compression(inputs: Inputs) -> list[Part]:
         return [missing]
     totals = inputs.swap[inputs.swap["task"] == ALL_TASKS].set_index("method")
     metric = inputs.settings.metric
-    sp_share, sp_draws = near_zero_draws(inputs, "soft_prompt")
+    sp_share, sp_lower, sp_upper = near_zero_draws(inputs, "soft_prompt")
     parts = []
     for baseline in inputs.baselines():
-        share, draws = near_zero_draws(inputs, baseline)
-        near = percentile_interval(share - sp_share, draws - sp_draws)
+        share, lower, upper = near_zero_draws(inputs, baseline)
+        # the difference's lower end from the baseline's lower draws against the soft prompt's upper
+        # ones, and the other way round: each side as uncertain as its exact bounds say
+        low, high = float(np.percentile(lower - sp_upper, 2.5)), float(np.percentile(upper - sp_lower, 97.5))
+        near = Interval(share - sp_share, low, high)
+        below = near_zero_units(inputs, baseline)
         parts.append(
             Part(
                 4,
@@ -625,8 +758,12 @@ def claim_score_compression(inputs: Inputs) -> list[Part]:
                 greater(near),
                 f"share of base units (model x task) with mean {metric} < {NEAR_ZERO} over "
                 f"{len(inputs.twinned) * len(inputs.tasks)} base units: {LABEL[baseline]} "
-                f"{share:.2f}, soft prompt {sp_share:.2f}; difference {near} (paired bootstrap)",
+                f"{share:.2f}, soft prompt {sp_share:.2f}; difference {near} (paired bootstrap of the items, "
+                f"each unit's share drawn from its exact binomial confidence distribution: a unit counts as "
+                f"surely below {NEAR_ZERO} only where its exact upper bound is)"
+                + (f"; {LABEL[baseline]} units below {NEAR_ZERO}: {', '.join(below)}" if below else ""),
                 near,
+                test=Test(GREATER, draws=upper - sp_lower),
             )
         )
         row = totals.loc[baseline]
@@ -642,6 +779,7 @@ def claim_score_compression(inputs: Inputs) -> list[Part]:
                 f"{int(row['distance_max'])}): random tie-breaks add {saved} swaps (95% range over "
                 f"{len(savings)} random tie-breaks; holds when even the 2.5th percentile adds some)",
                 saved,
+                test=Test(GREATER),
             )
         )
     return parts + inputs.without_twin(4)
@@ -695,8 +833,31 @@ def claim_smallest_gap(inputs: Inputs) -> list[Part]:
                 f"differ significantly (exact McNemar, Holm over the {len(units)} units at {SIGNIFICANCE}) in "
                 f"{differing(sp)} units under the soft prompt, {differing(other)} under {LABEL[baseline]}",
                 diff,
+                test=Test(LESS),
             )
         )
+        # a gap closed by pulling scores down is no evidence for the claim: the soft prompt's scores
+        # must not be below the baseline's (non-inferiority), base and post-trained alike
+        for side, role in enumerate(("base", "post-trained")):  # (base, post) per unit
+            scores = paired_bootstrap(
+                [(a[side], b[side]) for a, b in zip(sp, other, strict=True)],
+                None,
+                settings.bootstrap,
+                settings.seed,
+                [t for _, t in units],
+            )
+            parts.append(
+                Part(
+                    5,
+                    f"vs {LABEL[baseline]}: soft prompt not below it ({role} models)",
+                    greater(scores, -NON_INFERIORITY),
+                    f"{settings.metric} soft prompt minus {LABEL[baseline]} over the {len(units)} {role} units "
+                    f"{scores} (paired bootstrap); not below: the interval's lower end above -{NON_INFERIORITY} "
+                    f"(non-inferiority margin), so that the gap's reduction does not come from lower scores",
+                    scores,
+                    test=Test(GREATER, -NON_INFERIORITY),
+                )
+            )
     return parts + inputs.without_twin(5)
 
 
@@ -722,6 +883,30 @@ def truth_note(swap: pd.DataFrame) -> str | None:
     )
 
 
+# How claims.md reads its verdicts (results/README.md says the same).
+CLAIMS_RULES = (
+    "Each part: an estimate with its 95% interval. Means and their differences: paired bootstrap over test "
+    "items, one draw of items shared by every model and method, and by every task that asks about the same "
+    "items (the world's countries: a model that knows a country knows it in every task), so the items' "
+    "common difficulty moves them together. Claim 3: the expected difference of swap distances on a test set "
+    "of this size, both rankings resampled alike, corrected for the bootstrap's bias. Claim 4's near-zero "
+    "share: each unit's share drawn from its exact binomial (Clopper-Pearson) confidence distribution as "
+    "well, so 0 of 60 is not surely below 0.05 (its exact upper bound is 0.060). Claim 4's tie-breaks: the "
+    "range over uniformly random tie-breaks of this run's scores. Per-unit McNemar counts are Holm-corrected "
+    "over the units of a comparison. **holds**: the direction is the claimed one and the interval excludes "
+    'the opposite ("flat": the 90% interval within ±0.05, the two one-sided tests at 5%; "not below": the '
+    "lower end above -0.05); **refuted**: the interval lies on the opposite side at the level Holm's "
+    "correction over the claim's tested parts leaves (one part: the 95% interval; k parts: the strongest at "
+    "2.5% / k one-sided, step-down), so a claim of many parts is refuted by chance no more often than one of "
+    "one part; **not shown**: otherwise, and where this run cannot test a part it needs (format at the level "
+    "before tuning: no climb to see); **not applicable**: this run cannot test the claim at all. "
+    "A claim holds when every part holds (a part that cannot be tested is never dropped: the claim is then "
+    "not shown), and is refuted when a part is; a scope note (models without a post-trained twin) is no "
+    "part. Claim 5's gap must close with soft-prompt scores not below the baseline's (non-inferiority, "
+    "base and post-trained models)."
+)
+
+
 def write_claims(
     parts: pd.DataFrame,
     stem: Path,
@@ -738,24 +923,19 @@ def write_claims(
         parts,
         stem,
         "The paper's claims on this run, part by part: estimate and 95% interval (paired bootstrap over test "
-        "examples, one resampling per task shared by every model and method; claim 4's tie-breaks: range over "
-        "random tie-breaks); holds = direction right and interval excluding the opposite, not shown = interval "
-        "straddling it, refuted = interval wholly on the opposite side" + pilot,
+        "items, one draw of items shared by every model and method and by every task asking about the same "
+        "items; claim 4's near-zero share: each unit's share also drawn from its exact binomial confidence "
+        "distribution; claim 4's tie-breaks: range over random tie-breaks); holds = direction right and "
+        "interval excluding the opposite (flat: the 90% interval within the margin; not below: lower end above "
+        "minus the margin), not shown = otherwise, or a part this run cannot test, refuted = interval wholly on "
+        "the opposite side at the level Holm's correction over the claim's tested parts leaves" + pilot,
     )
     verdicts = claim_verdicts(parts)
     lines = ["# The paper's claims, checked on this run", ""]
     if pilot:
         lines += [pilot.strip(), ""]
     lines += [
-        "Each part: an estimate with its 95% interval. Means and their differences: paired bootstrap over "
-        "test examples, one resampling per task shared by every model and method (the items' common "
-        "difficulty moves them together). Claim 3: the expected difference of swap distances on a test set "
-        "of this size, both rankings resampled alike, corrected for the bootstrap's bias. Claim 4's "
-        "tie-breaks: the range over uniformly random tie-breaks of this run's scores. Per-unit McNemar "
-        "counts are Holm-corrected over the units of a comparison. **holds**: the direction is the claimed "
-        "one and the interval excludes the opposite; **not shown**: the interval straddles it; **refuted**: "
-        "the interval lies on the opposite side; **not applicable**: this run cannot test it. A claim holds "
-        "when all its parts hold.",
+        CLAIMS_RULES,
         "",
     ]
     for item in CLAIMS.values():

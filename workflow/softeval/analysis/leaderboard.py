@@ -16,8 +16,9 @@ task plus one row per model over all tasks (task "all tasks", listed first: the 
   test examples for both models) of the difference to each model of the next better place;
   separable when every such 95% interval lies above zero (uncorrected, per adjacent pair);
 - validity flags per model x task, summarised in the model's all-tasks row (any task, and
-  which): format below 0.9; knowledge not shown flat against zero-shot (the equivalence test of
-  `unit_checks`: the 95% interval of the change within ±0.05), for the base model and, where
+  which): format below 0.9; knowledge moved against zero-shot (the change's 95% interval wholly
+  outside ±0.05; `unit_checks`' equivalence test calls it flat when its 90% interval lies
+  within, two one-sided tests at 5%), for the base model and, where
   one was evaluated, its post-trained twin; chosen options collapsed onto one letter (closed
   tasks: normalised entropy of the chosen options below 0.5, as `unit_checks` flags it); more
   than 10% degenerate responses (the judge's `degenerate` field where score rows carry one,
@@ -437,7 +438,7 @@ def _knowledge_change(
     units: _Units, model: str, role: str, task: str, method: str, s: _Settings
 ) -> tuple[str, Interval | None]:
     """The knowledge change of `method` against the baseline method, same model and role: its
-    state (FLAT: the 95% interval within ±margin; MOVED: wholly outside; NOT_SHOWN_FLAT: across
+    state (FLAT: the 90% interval within ±margin; MOVED: the 95% one wholly outside; NOT_SHOWN_FLAT: across
     the margin; NOT_EVALUATED: a unit missing, or the method is the baseline) and interval."""
     if method == s.baseline or not all(units.exists(model, role, task, m, s.final_step) for m in (method, s.baseline)):
         return NOT_EVALUATED, None

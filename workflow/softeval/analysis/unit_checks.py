@@ -6,8 +6,9 @@ with its paired evidence: the examples only one side gets right and the exact Mc
 of that split. A unit falls short only where the evidence says so (p < 0.05, per unit: a
 descriptive count, uncorrected; the caption adds how many survive Holm's correction over all
 of them); a difference of an example or two is reported as "within noise", not as a failure.
-Knowledge is "flat" only where the claims' equivalence test shows it: the unit's 95% interval
-of the change lies within ±0.05 (a wide interval is not evidence of no change). On closed tasks the spread
+Knowledge is "flat" only where the claims' equivalence test shows it: the unit's 90% interval
+of the change lies within ±0.05 (two one-sided tests at 5%; a wide interval is not evidence of no
+change). On closed tasks the spread
 of the chosen options is reported too: a prompt that pushes every answer onto one letter keeps
 chance-level knowledge "flat" while destroying it.
 """
@@ -21,6 +22,7 @@ import pandas as pd
 
 from softeval.analysis.evidence import (
     COLLAPSE_ENTROPY,
+    EQUIVALENCE_LEVEL,
     FORMAT_SATURATED,
     KNOWLEDGE_FLAT,
     SIGNIFICANCE,
@@ -106,7 +108,8 @@ def unit_checks(
                     settings.seed,
                     [task],
                 )
-                row["knowledge_change_low"], row["knowledge_change_high"] = interval.low, interval.high
+                # the 90% interval: what the equivalence test (TOST at 5% each side) reads
+                row["knowledge_change_low"], row["knowledge_change_high"] = interval.bounds(EQUIVALENCE_LEVEL)
                 flat = equivalent(interval, KNOWLEDGE_FLAT)
                 if choices is not None:
                     before, after = (choice_spread(*choices(model, task, "soft_prompt", s)) for s in (first, final))
@@ -159,7 +162,8 @@ def summary_line(table: pd.DataFrame, metric: str) -> str:
     survive = sum(r and b for r, b in zip(holm(p_values), baseline_better, strict=True))
     return (
         f"format >= {FORMAT_SATURATED} in {int(table['format_ok'].sum())} of {len(table)} units; "
-        f"closed-task knowledge flat (95% interval of the change within ±{KNOWLEDGE_FLAT}, choices "
+        f"closed-task knowledge flat (90% interval of the change within ±{KNOWLEDGE_FLAT}, two one-sided "
+        "tests at 5%; choices "
         f"not collapsed) in {int(closed.astype(bool).sum())} of {len(closed)}"
         + (f" ({collapsed} collapsed onto one option)" if collapsed else "")
         + f"; no baseline significantly better on {metric} (exact McNemar p < {SIGNIFICANCE}, per unit, "

@@ -112,6 +112,8 @@ def run_judge(
                 "response": row["response"],
                 "knowledge_from": "judge",
             }
+            if example.get("entity") is not None:  # the world's country it asks about: the resampling item
+                record["entity"] = example["entity"]
             if "solution" in example:  # the gold is a worked solution: its final answer, for the reader
                 record["answer"] = example["answer"]
             if options is not None:

@@ -12,6 +12,7 @@ import pandas as pd
 from softeval.analysis import figures
 from softeval.analysis.aggregate import load_summary, pilot_note
 from softeval.analysis.claims import Inputs, check_claims, write_claims
+from softeval.analysis.evidence import items_of, shared_items
 from softeval.analysis.leaderboard import leaderboard_from_settings, write_leaderboard
 from softeval.analysis.publish import write_table
 from softeval.analysis.tables import (
@@ -124,6 +125,17 @@ class UnitReader:
 
     def __call__(self, unit: tuple, metric: str) -> np.ndarray:
         return np.array([float(row[metric]) for row in self.unit(unit)])
+
+    def items(self, summary: pd.DataFrame) -> dict[str, list[str]]:
+        """Per task, the item each test example asks about (the world's country, else the example
+        itself): tasks asking about the same countries are then resampled by one draw of them
+        (evidence.declare_items)."""
+        items = {}
+        for task in sorted(set(summary["task"])):
+            first = summary[summary["task"] == task].iloc[0]
+            step = None if pd.isna(first["step"]) else int(first["step"])
+            items[task] = items_of(self.unit((first["role"], first["model"], task, first["method"], step)))
+        return items
 
     def closed_tasks(self, summary: pd.DataFrame) -> set[str]:
         """Tasks whose knowledge is option likelihood (closed: multiple choice)."""
@@ -240,13 +252,14 @@ def run_tables(
 ) -> None:
     """Compute every evidence table, then write each as CSV, Markdown and LaTeX."""
     summary = load_summary(summary_path)
-    tables = evidence_tables(summary, scores_root, loglik_root, ground_truth(zoo_csv), settings)
-    # the run's own models and tasks (an earlier run's files under results/scores are not read)
-    base = summary[summary["role"] == "base"]
-    board = leaderboard_from_settings(
-        scores_root, settings, models=list(base["model"].unique()), tasks=list(base["task"].unique()),
-        loglik_root=loglik_root,
-    )  # fmt: skip
+    with shared_items(UnitReader(scores_root).items(summary)):  # one draw of each country for every task
+        tables = evidence_tables(summary, scores_root, loglik_root, ground_truth(zoo_csv), settings)
+        # the run's own models and tasks (an earlier run's files under results/scores are not read)
+        base = summary[summary["role"] == "base"]
+        board = leaderboard_from_settings(
+            scores_root, settings, models=list(base["model"].unique()), tasks=list(base["task"].unique()),
+            loglik_root=loglik_root,
+        )  # fmt: skip
     write_leaderboard(board, out_dir / "leaderboard")
     for publication in tables:
         write_table(
@@ -287,6 +300,7 @@ def run_claims(
         swap=pd.read_csv(swap_csv),
         read=reader,
         closed_tasks=reader.closed_tasks(summary),
+        items=reader.items(summary),
         settings=settings,
         choices=base_choice_reader(loglik_root),
     )
