@@ -428,3 +428,42 @@ def test_one_twin_among_three_models_has_no_ranking_to_compare():
         assert claim_verdicts(parts)[claim] == NOT_APPLICABLE
     assert verdict(parts, 5, "models without a post-trained twin") == "not applicable (scope note)"
     assert claim_verdicts(parts)[5] != NOT_APPLICABLE  # a's gap is measured
+
+
+def test_a_bound_within_a_hair_of_its_line_is_fragile():
+    from softeval.analysis.claims import GREATER, WITHIN, Part, Test, fragile_note
+
+    near = Part(2, "p", HOLDS, "e", Interval(0.05, 0.002, 0.1), test=Test(GREATER))
+    assert "fragile: an interval bound (+0.0020) lies within 0.005 of the decision line (+0)" in fragile_note(near)
+    assert fragile_note(Part(2, "p", HOLDS, "e", Interval(0.05, 0.02, 0.1), test=Test(GREATER))) == ""
+    flat = Part(1, "p", HOLDS, "e", Interval(0.0, -0.048, 0.01), test=Test(WITHIN, 0.05))
+    assert "decision line (-0.05)" in fragile_note(flat)
+    assert fragile_note(Part(1, "p", NOT_APPLICABLE, "e")) == ""
+
+
+def test_knowledge_flat_counts_the_units_that_moved_either_way():
+    from softeval.analysis.claims import moved_units
+
+    pairs = [(hits(10), hits(40)), (hits(50), hits(20)), (hits(30), hits(30))]  # down, up, same
+    assert moved_units(pairs).startswith("2 of 3 units moved significantly (1 down, 1 up; exact McNemar")
+    world = World(tasks=("open1",))
+    for model in world.models:
+        world.set("base", model, "open1", "soft_prompt", 0, knowledge=hits(40), format=hits(10))
+    world.set("base", "a", "open1", "soft_prompt", 8, knowledge=hits(10))
+    parts = parts_of(world.inputs())
+    evidence = parts[parts["part"] == "open tasks: knowledge flat"]["evidence"].iloc[0]
+    assert "pooled" in evidence and "1 of 3 units moved significantly (1 down, 0 up" in evidence
+
+
+def test_claims_md_says_when_a_verdict_is_outside_the_published_record(tmp_path):
+    world = World()
+    parts = parts_of(world.inputs())
+    verdicts = claim_verdicts(parts)
+    other = next(v for v in (HOLDS, REFUTED) if v != verdicts[2])
+    published = ("config/published/x.yaml", {2: f"{other} in 5 of 5 published runs", 1: f"{verdicts[1]} in 5 of 5"})
+    write_claims(parts, tmp_path / "claims", published=published)
+    text = (tmp_path / "claims.md").read_text()
+    section = text.split("## 2.")[1].split("## 3.")[0]
+    assert f"*Outside the published record:* this run's verdict ({verdicts[2]})" in section
+    assert "Outside the published record" not in text.split("## 1.")[1].split("## 2.")[0]
+    assert "  - interval: paired percentile bootstrap over test items (300 draws, seed 0" in text

@@ -301,7 +301,12 @@ def check_claims(inputs: Inputs) -> pd.DataFrame:
                 parts.append(Part(item.number, "all", NOT_APPLICABLE, missing.reason))
             else:
                 parts += holm_refutations(item.check(inputs))
-    return pd.DataFrame([p.row() for p in parts])
+    parts = [replace(p, evidence=p.evidence + fragile_note(p)) for p in parts]
+    table = pd.DataFrame([p.row() for p in parts])
+    # what claims.md prints under each part (not a column of claims.csv): its inputs, interval, review line
+    table.attrs["sources"] = {(p.claim, p.part): part_sources(inputs, p) for p in parts}
+    table.attrs["settings"] = inputs.settings
+    return table
 
 
 def holm_refutations(parts: list[Part]) -> list[Part]:
@@ -429,7 +434,10 @@ def claim_format_without_knowledge(inputs: Inputs) -> list[Part]:
         )
         know_change = bootstrap(pairs("knowledge"))
         know_verdict, caveat = within(know_change, KNOWLEDGE_FLAT), ""
-        evidence = f"knowledge change from step {first} to {final} {know_change}; {flat_text(know_change)}"
+        evidence = (
+            f"knowledge change from step {first} to {final}: pooled {know_change}; "
+            f"{moved_units(pairs('knowledge'))}; {flat_text(know_change)}"
+        )
         if kind == "closed" and inputs.choices is not None:
             collapsed = []
             for m, t in units:
@@ -463,6 +471,20 @@ def claim_format_without_knowledge(inputs: Inputs) -> list[Part]:
     if "closed" in curves and "open" in curves:
         parts.append(saturation_order(curves, final))
     return parts
+
+
+def moved_units(pairs: list[tuple[np.ndarray, np.ndarray]]) -> str:
+    """How many units moved significantly either way inside a pooled change: each unit's (final,
+    first) per-example 0/1 arrays tested alone (exact McNemar p < SIGNIFICANCE, as unit_checks),
+    and how many of them survive Holm's correction over the units."""
+    tests = [paired_counts(final, first) for final, first in pairs]
+    down = sum(t.p_value < SIGNIFICANCE and t.only_second > t.only_first for t in tests)
+    up = sum(t.p_value < SIGNIFICANCE and t.only_first > t.only_second for t in tests)
+    holm = sum(o != "within noise" for o in holm_outcomes(tests))
+    return (
+        f"{down + up} of {len(tests)} units moved significantly ({down} down, {up} up; exact McNemar "
+        f"p < {SIGNIFICANCE} per unit; {holm} after Holm over the {len(tests)} units)"
+    )
 
 
 # The paper's saturation steps (format >= 90%): about 40 on closed tasks, about 80 on open ones.
@@ -883,6 +905,174 @@ def truth_note(swap: pd.DataFrame) -> str | None:
     )
 
 
+# A bound this close to its decision line decides a verdict another bootstrap seed could flip.
+FRAGILE = 0.005
+SCORES = "results/scores"  # where claims.md says the per-example files are (the claims job's --scores-root)
+METHOD_OF = {label: method for method, label in LABEL.items()}
+
+
+def fragile_note(part: Part) -> str:
+    """'; fragile: ...' when a bound the verdict reads lies within FRAGILE of its decision line
+    (the 95% interval's ends; an equivalence's 90% ends against ±margin too); '' otherwise."""
+    test, iv = part.test, part.interval
+    if test is None or iv is None or part.verdict == NOT_APPLICABLE:
+        return ""
+    if test.side == WITHIN:
+        low, high = iv.bounds(EQUIVALENCE_LEVEL) if iv.draws is not None else (iv.low, iv.high)
+        checks = [(low, -test.line), (high, test.line), (iv.low, test.line), (iv.high, -test.line)]
+    else:
+        checks = [(iv.low, test.line), (iv.high, test.line)]
+    near = [(bound, line) for bound, line in checks if abs(bound - line) < FRAGILE]
+    if not near:
+        return ""
+    bound, line = min(near, key=lambda c: abs(c[0] - c[1]))
+    return (
+        f"; fragile: an interval bound ({bound:+.4f}) lies within {FRAGILE} of the decision line ({line:+g}): "
+        "another bootstrap seed could flip the verdict"
+    )
+
+
+def score_file(role: str, method: str, step: int | None, model: str = "<model>", task: str = "<task>") -> str:
+    """The per-example scores file of a unit, as claims.md names it."""
+    name = f"soft_prompt/step{step}" if method == "soft_prompt" else method
+    return f"{SCORES}/{model}/{role}/{task}/{name}.jsonl"
+
+
+def review_line(
+    model: str,
+    task: str,
+    method: str,
+    step: int | None,
+    role: str = "base",
+    vs: str | None = None,
+    vs_step: int | None = None,
+    metric: str | None = None,
+    flag: str = "",
+) -> str:
+    """The `softeval review` command that shows the examples behind a comparison."""
+    words = ["softeval review", f"--model {model}"] + ([f"--role {role}"] if role != "base" else [])
+    words += [f"--task {task}", f"--method {method}"] + ([f"--step {step}"] if step is not None else [])
+    words += [f"--vs {vs}"] if vs else []
+    words += [f"--vs-step {vs_step}"] if vs_step is not None else []
+    words += [f"--metric {metric}"] if metric else []
+    words += [flag] if flag else []
+    return "`" + " ".join(words) + "`"
+
+
+def part_sources(inputs: Inputs, part: Part) -> list[str]:
+    """What claims.md says under a part: the files it read (with the step), the interval's kind
+    with its draws and seed, and a `softeval review` line showing the examples behind it."""
+    if part.interval is None and part.test is None:
+        return []
+    settings = inputs.settings
+    first, final, metric = settings.first_step, settings.final_step, settings.metric
+    draws = f"{settings.bootstrap} draws, seed {settings.seed}"
+    bootstrap = (
+        f"interval: paired percentile bootstrap over test items ({draws}; one draw of items shared by every "
+        "model, method and task asking about the same items)"
+    )
+    name, number = part.part, part.claim
+
+    def over(models: list[str], tasks: list[str]) -> str:
+        return f"for <model> in {', '.join(models)} and <task> in {', '.join(tasks)}"
+
+    if number == 1:
+        kind = name.split(" tasks")[0]
+        if name.startswith("closed tasks saturate"):
+            steps = sorted({int(s) for s in inputs.summary[inputs.summary["method"] == "soft_prompt"]["step"].dropna()})
+            return [
+                f"inputs: format of {SCORES}/<model>/base/<task>/soft_prompt/step<N>.jsonl "
+                f"for N in {', '.join(map(str, steps))}, every base model and task (closed: "
+                f"{', '.join(sorted(inputs.closed_tasks & set(inputs.tasks))) or 'none'})",
+                f"{bootstrap}; the mean shortfall below {FORMAT_SATURATED} over the snapshots, open minus closed",
+                "review: "
+                + review_line(
+                    inputs.models[0], inputs.tasks[0], "soft_prompt", first, "base", "soft_prompt", final, "format"
+                ),
+            ]
+        tasks = [t for t in inputs.tasks if (t in inputs.closed_tasks) == (kind == "closed")]
+        what = "format" if "format" in name else "knowledge"
+        sources = (
+            f"{score_file('base', 'soft_prompt', first)} ({what})"
+            if "format reaches" not in name
+            else f"{FORMAT_SATURATED} as the second column"
+        )
+        lines = [
+            f"inputs: {what} of {score_file('base', 'soft_prompt', final)} minus {sources}, "
+            f"{over(inputs.models, tasks)}; step {first} is the soft prompt before tuning (its initialisation), "
+            "not the model without a prompt (that is zero_shot.jsonl)",
+            bootstrap + ("; the verdict reads its 90% interval (two one-sided tests)" if what == "knowledge" else ""),
+        ]
+        if "format reaches" in name:
+            review = review_line(inputs.models[0], tasks[0], "soft_prompt", final, flag="--wrong-format")
+        else:
+            review = review_line(
+                inputs.models[0], tasks[0], "soft_prompt", final, vs="soft_prompt", vs_step=first, metric=what
+            )
+        return [*lines, f"review: {review} (one per model and task)"]
+    baseline = METHOD_OF.get(name.split(":")[0].removeprefix("vs ").split(" vs ")[-1])
+    if baseline is None:
+        return []
+    twinned = inputs.twinned
+    if number == 2:
+        role = "base" if name.startswith("base") else "post"
+        models = inputs.models if role == "base" else twinned
+        return [
+            f"inputs: {metric} and knowledge of {score_file(role, 'soft_prompt', final)} minus "
+            f"{score_file(role, baseline, None)}, {over(models, inputs.tasks)}",
+            bootstrap,
+            f"review: {review_line(models[0], inputs.tasks[0], 'soft_prompt', final, role, baseline, metric=metric)}"
+            " (one per model and task)",
+        ]
+    reference = settings.reference_method
+    ref_file = score_file("post", reference, inputs.step(reference))
+    if number == 3:
+        return [
+            f"inputs: {metric} of {score_file('base', 'soft_prompt', final)} and {score_file('base', baseline, None)} "
+            f"ranked against the post-trained ranking by the reference method {reference} ({ref_file}), "
+            f"{over(twinned, inputs.tasks)}; ties broken alphabetically",
+            f"interval: bias-shifted percentile bootstrap of the swap-distance difference ({draws}; both rankings "
+            "resampled from the same test items)",
+            f"review: {review_line(twinned[0], inputs.tasks[0], 'soft_prompt', final, vs=baseline, metric=metric)}",
+        ]
+    if number == 4:
+        if "near-zero" in name:
+            return [
+                f"inputs: mean {metric} of {score_file('base', baseline, None)} and "
+                f"{score_file('base', 'soft_prompt', final)}, {over(twinned, inputs.tasks)}; near zero: < {NEAR_ZERO}",
+                f"interval: paired bootstrap over test items, each unit's share drawn from its exact binomial "
+                f"confidence distribution ({draws})",
+                f"review: {review_line(twinned[0], inputs.tasks[0], baseline, None, flag='--not-strict')}",
+            ]
+        return [
+            f"inputs: mean {metric} of {score_file('base', baseline, None)} against the reference method "
+            f"{reference} ({ref_file}), {over(twinned, inputs.tasks)}",
+            f"interval: not a sampling interval: the 95% range over {settings.bootstrap} uniformly random "
+            f"tie-breaks of this run's scores (seed {settings.seed}, one stream per task and method)",
+            f"review: {review_line(twinned[0], inputs.tasks[0], baseline, None, vs=reference, metric=metric)}",
+        ]
+    if number == 5:
+        roles = ["base"] if "(base models)" in name else ["post"] if "(post-trained" in name else ["base", "post"]
+        files = " and ".join(
+            f"{score_file(r, 'soft_prompt', final)} against {score_file(r, baseline, None)}" for r in roles
+        )
+        role = roles[-1]
+        return [
+            f"inputs: {metric} of {files}, {over(twinned, inputs.tasks)}",
+            bootstrap,
+            f"review: {review_line(twinned[0], inputs.tasks[0], 'soft_prompt', final, role, baseline, metric=metric)}",
+        ]
+    return []
+
+
+def published_verdicts(stability: object) -> set[str]:
+    """The verdicts a published record gives a claim: from its runs' mapping, or from the quoted
+    stability text ('not shown in 4 of 5 published runs; refuted in 1 of 5 published runs')."""
+    if isinstance(stability, Mapping):
+        return {str(v) for v in stability.values()}
+    return {segment.split(" in ")[0].strip() for segment in str(stability).split(";") if segment.strip()}
+
+
 # How claims.md reads its verdicts (results/README.md says the same).
 CLAIMS_RULES = (
     "Each part: an estimate with its 95% interval. Means and their differences: paired bootstrap over test "
@@ -931,6 +1121,7 @@ def write_claims(
         "the opposite side at the level Holm's correction over the claim's tested parts leaves" + pilot,
     )
     verdicts = claim_verdicts(parts)
+    sources = parts.attrs.get("sources", {})
     lines = ["# The paper's claims, checked on this run", ""]
     if pilot:
         lines += [pilot.strip(), ""]
@@ -944,15 +1135,25 @@ def write_claims(
         lines += [f"*The paper:* {item.statement}.", ""]
         if published and number in published[1]:
             lines += [f"*Published ({published[0]}):* {published[1][number]}.", ""]
+            verdict = verdicts.get(number, NOT_APPLICABLE)
+            if verdict not in published_verdicts(published[1][number]):
+                lines += [
+                    f"*Outside the published record:* this run's verdict ({verdict}) is not among the published "
+                    f"runs' verdicts for claim {number}; `softeval verify` reports it as a difference.",
+                    "",
+                ]
         for row in parts[parts["claim"] == number].itertuples():
             lines.append(f"- **{row.part}** — {row.verdict}. {row.evidence}.")
+            lines += [f"  - {line}" for line in sources.get((number, row.part), [])]
         lines.append("")
     note = None if swap is None else truth_note(swap)
     if note:
         lines += ["## Ground truth", "", note, ""]
     lines += [
-        "Computed by `softeval claims` from results/scores/<model>/<role>/<task>/<method>.jsonl (per-example "
-        "verdicts; `softeval review` shows them) and results/loglik (the options chosen on closed tasks).",
+        "Computed by `softeval claims` from results/scores/<model>/<role>/<task>/<method>.jsonl, a soft prompt's "
+        "at soft_prompt/step<N>.jsonl (per-example verdicts; `softeval review` shows them; each part above names "
+        "its files and steps) and results/loglik (the options chosen on closed tasks). `softeval claims-explain N "
+        "--results results` recomputes claim N's estimates from those files with pandas alone.",
         "",
     ]
     atomic_write_text(stem.with_suffix(".md"), "\n".join(lines))

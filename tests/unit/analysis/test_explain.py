@@ -1,0 +1,124 @@
+"""`softeval claims-explain`: claim 1, 2 and 5's estimates recomputed with pandas alone match
+claims.csv, on hand-made per-example score files run through the real claims job."""
+
+from __future__ import annotations
+
+import ast
+import json
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from softeval.analysis import explain
+from softeval.analysis.aggregate import aggregate_scores, write_summary
+from softeval.cli import main
+from softeval.jobs.report import run_claims, run_tables
+from softeval.settings import AnalysisSettings
+
+N = 30
+SETTINGS = AnalysisSettings(steps=(0, 4, 8), reference_method="zero_shot", bootstrap=100, seed=0)
+UNITS = [("zero_shot", None), ("few_shot", None), ("soft_prompt", 0), ("soft_prompt", 4), ("soft_prompt", 8)]
+
+
+@pytest.fixture(scope="module")
+def results(tmp_path_factory) -> Path:
+    """results/ with random per-example verdicts (3 base models, 2 with a twin, 2 open tasks) and
+    every table the claims job reads."""
+    root = tmp_path_factory.mktemp("results")
+    rng = np.random.default_rng(7)
+    for task in ("t1", "t2"):
+        for model, roles in (("a", ("base", "post")), ("b", ("base", "post")), ("c", ("base",))):
+            for role in roles:
+                for method, step in UNITS:
+                    name = f"{method}/step{step}" if method == "soft_prompt" else method
+                    p_format = 0.3 + 0.08 * (step or 0) if method == "soft_prompt" else 0.5
+                    rows = []
+                    for i in range(N):
+                        knowledge, fmt = bool(rng.random() < 0.6), bool(rng.random() < p_format)
+                        rows.append(
+                            {
+                                "id": f"{task}-{i}",
+                                "method": method,
+                                "step": step,
+                                "knowledge": knowledge,
+                                "format": fmt,
+                                "strict": knowledge and fmt,
+                                "gold": "#### 7",
+                                "response": " 7",
+                                "judge": "rule",
+                                "knowledge_from": "judge",
+                            }
+                        )
+                    path = root / "scores" / model / role / task / f"{name}.jsonl"
+                    path.parent.mkdir(parents=True, exist_ok=True)
+                    path.write_text("".join(json.dumps(r) + "\n" for r in rows))
+    summary = aggregate_scores(root / "scores", sorted((root / "scores").rglob("*.jsonl")), n_resamples=50, seed=0)
+    tables = root / "tables"
+    write_summary(summary, tables / "scores.csv", tables / "scores.parquet")
+    run_tables(
+        summary_path=tables / "scores.parquet",
+        scores_root=root / "scores",
+        loglik_root=root / "loglik",
+        zoo_csv=None,
+        settings=SETTINGS,
+        out_dir=tables,
+    )
+    run_claims(
+        summary_path=tables / "scores.parquet",
+        swap_csv=tables / "swap_distance.csv",
+        scores_root=root / "scores",
+        loglik_root=root / "loglik",
+        settings=SETTINGS,
+        out_stem=tables / "claims",
+    )
+    return root
+
+
+@pytest.mark.parametrize("claim", [1, 2, 5])
+def test_explain_recomputes_the_claims_tables_means(results, claim):
+    table = explain.compare(results, claim)
+    claims = pd.read_csv(results / "tables" / "claims.csv")
+    expected = {
+        1: {"open tasks: format climbs", "open tasks: format reaches >= 0.9", "open tasks: knowledge flat"},
+        2: {f"{who} models vs {b}" for who in ("base", "post-trained") for b in ("zero-shot", "few-shot")},
+        5: {f"vs {b}" for b in ("zero-shot", "few-shot")}
+        | {
+            f"vs {b}: soft prompt not below it ({r} models)"
+            for b in ("zero-shot", "few-shot")
+            for r in ("base", "post-trained")
+        },
+    }[claim]
+    assert set(table["part"]) == expected
+    assert set(table["part"]) <= set(claims[claims["claim"] == claim]["part"])
+    assert table["estimate"].notna().all() and table["match"].all(), table.to_string()
+    assert table["recomputed"].abs().sum() > 0  # not trivially all zero
+
+
+def test_explain_imports_no_softeval_code():
+    tree = ast.parse(Path(explain.__file__).read_text())
+    imported = {
+        alias.name.split(".")[0] for node in ast.walk(tree) if isinstance(node, ast.Import) for alias in node.names
+    }
+    imported |= {node.module.split(".")[0] for node in ast.walk(tree) if isinstance(node, ast.ImportFrom)}
+    assert imported <= {"__future__", "json", "pathlib", "numpy", "pandas"}
+
+
+def test_claims_explain_command_prints_both_columns(results, capsys):
+    assert main(["claims-explain", "2", "--results", str(results)]) == 0
+    out = capsys.readouterr().out
+    assert "base models vs zero-shot" in out and "recomputed" in out and "estimate" in out
+    assert main(["claims-explain", "3", "--results", str(results)]) != 0  # not covered: says so
+
+
+def test_claims_md_names_inputs_interval_and_review_line(results):
+    text = (results / "tables" / "claims.md").read_text()
+    scores = "results/scores/<model>/base/<task>"
+    assert f"{scores}/soft_prompt/step8.jsonl minus {scores}/zero_shot.jsonl" in text
+    assert "interval: paired percentile bootstrap over test items (100 draws, seed 0" in text
+    review = "`softeval review --model a --task t1 --method soft_prompt --step 8 --vs soft_prompt --vs-step 0"
+    assert review + " --metric knowledge`" in text
+    assert "reference method zero_shot (results/scores/<model>/post/<task>/zero_shot.jsonl)" in text
+    assert "step 0 is the soft prompt before tuning" in text
+    assert "units moved significantly" in text

@@ -1,0 +1,135 @@
+"""Recompute a claim's point estimates from the per-example score files, with pandas alone.
+
+A reviewer's check on `softeval claims`: nothing here imports softeval's analysis code (only
+json, pathlib, numpy and pandas), so an estimate that matches claims.csv was computed twice, two
+ways. Read this file as the script: every estimate is a mean over units (model x task) of a
+unit's mean score, or of the difference of two units' means.
+
+Covered (the parts whose estimate is a mean or a mean difference):
+- claim 1: "<kind> tasks: format climbs", "<kind> tasks: format reaches >= 0.9", "<kind> tasks:
+  knowledge flat" (final step minus first step, base models, every model);
+- claim 2: "<base|post-trained> models vs <baseline>" (soft prompt at the final step minus the
+  baseline, the ranking metric);
+- claim 5: "vs <baseline>" (mean |post - base| under the soft prompt minus under the baseline)
+  and "vs <baseline>: soft prompt not below it (<role> models)".
+Not covered: claim 1's saturation order, claim 3 (swap distances), claim 4 (shares and tie-breaks).
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+LABEL = {"zero_shot": "zero-shot", "few_shot": "few-shot"}
+FORMAT_SATURATED = 0.9
+
+
+def load_scores(scores: Path) -> pd.DataFrame:
+    """Every per-example row of results/scores/<model>/<role>/<task>/<method>.jsonl (a soft
+    prompt's at soft_prompt/step<N>.jsonl), with its unit's keys and its position in the file."""
+    rows = []
+    for path in sorted(scores.rglob("*.jsonl")):
+        parts = path.relative_to(scores).parts
+        model, role, task = parts[0], parts[1], parts[2]
+        if parts[3] == "soft_prompt":
+            method, step = "soft_prompt", int(parts[4].removeprefix("step").removesuffix(".jsonl"))
+        else:
+            method, step = parts[3].removesuffix(".jsonl"), -1
+        for i, line in enumerate(path.read_text(encoding="utf-8").splitlines()):
+            if line.strip():
+                row = json.loads(line)
+                rows.append(
+                    {
+                        "model": model,
+                        "role": role,
+                        "task": task,
+                        "method": method,
+                        "step": step,
+                        "i": i,
+                        "closed": row.get("knowledge_from") == "loglik",
+                        **{m: float(row[m]) for m in ("knowledge", "format", "strict")},
+                    }
+                )
+    return pd.DataFrame(rows)
+
+
+def unit_means(frame: pd.DataFrame) -> pd.DataFrame:
+    """One row per unit: its mean knowledge, format and strict score."""
+    keys = ["model", "role", "task", "method", "step"]
+    return frame.groupby(keys)[["knowledge", "format", "strict"]].mean().reset_index()
+
+
+def _mean(means: pd.DataFrame, role: str, method: str, step: int, metric: str, models, tasks) -> pd.Series:
+    rows = means[(means.role == role) & (means.method == method) & (means.step == step)]
+    rows = rows[rows.model.isin(models) & rows.task.isin(tasks)]
+    return rows.set_index(["model", "task"])[metric].sort_index()
+
+
+def estimates(
+    results: Path,
+    claim: int,
+    metric: str = "strict",
+    first: int | None = None,
+    final: int | None = None,
+) -> pd.DataFrame:
+    """Claim `claim`'s covered parts: part name and its estimate, recomputed from results/scores."""
+    frame = load_scores(results / "scores")
+    means = unit_means(frame)
+    soft_steps = sorted(set(means[means.method == "soft_prompt"].step))
+    first = soft_steps[0] if first is None else first
+    final = soft_steps[-1] if final is None else final
+    models = sorted(set(means[means.role == "base"].model))
+    twinned = sorted(set(models) & set(means[means.role == "post"].model))
+    tasks = sorted(set(means.task))
+    closed = set(frame[frame.closed].task)
+    baselines = [m for m in LABEL if m in set(means.method)]
+    out: list[tuple[str, float]] = []
+    if claim == 1:
+        for kind in ("closed", "open"):
+            kind_tasks = [t for t in tasks if (t in closed) == (kind == "closed")]
+            if not kind_tasks:
+                continue
+
+            def at(step: int, metric: str, kind_tasks: list = kind_tasks) -> pd.Series:
+                return _mean(means, "base", "soft_prompt", step, metric, models, kind_tasks)
+
+            out.append((f"{kind} tasks: format climbs", (at(final, "format") - at(first, "format")).mean()))
+            out.append(
+                (f"{kind} tasks: format reaches >= {FORMAT_SATURATED}", at(final, "format").mean() - FORMAT_SATURATED)
+            )
+            out.append((f"{kind} tasks: knowledge flat", (at(final, "knowledge") - at(first, "knowledge")).mean()))
+    elif claim == 2:
+        for role, who, role_models in (("base", "base", models), ("post", "post-trained", twinned)):
+            for baseline in baselines:
+                soft = _mean(means, role, "soft_prompt", final, metric, role_models, tasks)
+                other = _mean(means, role, baseline, -1, metric, role_models, tasks)
+                if len(soft):
+                    out.append((f"{who} models vs {LABEL[baseline]}", (soft - other).mean()))
+    elif claim == 5 and twinned:
+
+        def gap(method: str, step: int) -> pd.Series:
+            base = _mean(means, "base", method, step, metric, twinned, tasks)
+            post = _mean(means, "post", method, step, metric, twinned, tasks)
+            return (post - base).abs()
+
+        for baseline in baselines:
+            out.append((f"vs {LABEL[baseline]}", (gap("soft_prompt", final) - gap(baseline, -1)).mean()))
+            for role, who in (("base", "base"), ("post", "post-trained")):
+                soft = _mean(means, role, "soft_prompt", final, metric, twinned, tasks)
+                other = _mean(means, role, baseline, -1, metric, twinned, tasks)
+                out.append((f"vs {LABEL[baseline]}: soft prompt not below it ({who} models)", (soft - other).mean()))
+    return pd.DataFrame(out, columns=["part", "recomputed"]).astype({"recomputed": float})
+
+
+def compare(results: Path, claim: int, claims_csv: Path | None = None, **kwargs) -> pd.DataFrame:
+    """The recomputed estimates beside claims.csv's `estimate` for the same parts."""
+    table = pd.read_csv(claims_csv or results / "tables" / "claims.csv")
+    table = table[table["claim"] == claim][["part", "estimate"]]
+    mine = estimates(results, claim, **kwargs)
+    both = mine.merge(table, on="part", how="left")
+    # claims.csv writes its estimates to 4 decimals: a match is equality to that rounding
+    both["match"] = np.isclose(both["recomputed"], both["estimate"], rtol=0, atol=0.5e-4 + 1e-9)
+    return both
