@@ -202,6 +202,7 @@ def test_new_weights_in_a_local_model_directory_rerun_that_model_only(finished_r
         "evaluate": 1,
         "judge": 1,
         "aggregate": 1,
+        "export_lm_eval": 1,
         "tables": 1,
         "figures": 1,
         "claims": 1,
@@ -240,6 +241,7 @@ def test_adding_a_model_plans_only_its_jobs(finished_run, tmp_path):
         "judge": roles * tasks,
         "zoo_report": 1,
         "aggregate": 1,
+        "export_lm_eval": 1,
         "tables": 1,
         "figures": 1,
         "claims": 1,
@@ -334,7 +336,7 @@ def test_the_report_shows_the_timings_table(finished_run, tmp_path):
     assert result.returncode == 0, result.stderr[-2000:]
     html = report.read_text(encoding="utf-8", errors="replace")
     # the leaderboard in a category of its own, named first on the report's front page
-    assert "timings.csv" in html and "leaderboard.csv" in html and "Start with the" in html
+    assert "timings.csv" in html and "leaderboard.csv" in html and "Start with" in html
 
 
 def test_review_shows_the_examples_behind_a_cell(finished_run):
@@ -356,6 +358,7 @@ def test_switching_the_judge_reruns_only_judging_and_what_follows(finished_run, 
         "judge": 2 * 2 * len(config["tasks"]),
         "judge_validation": 1,
         "aggregate": 1,
+        "export_lm_eval": 1,
         "tables": 1,
         "figures": 1,
         "claims": 1,

@@ -5,7 +5,7 @@ lm-evaluation-harness (`write_lm_eval_results`): one `results_<model>.json` per 
 role) and `results_<model>.post.json` for a post-trained twin (a model may be base-only; '.' is
 no slug character, so no model's name collides with another's twin), in the layout of the
 harness's own results file (`simple_evaluate` + `EvaluationTracker`): `results`, `configs`,
-`versions`, `higher_is_better`, `n-samples`, `group_subtasks`, `config`, `model_name`, `date`.
+`versions`, `higher_is_better`, `n-samples`, `group_subtasks`, `config`, `model_name` (and `date` when asked).
 Each task's entry holds `"<metric>,<filter>"` keys with `"<metric>_stderr,<filter>"` beside them,
 where the harness's filter slot names softeval's method:
 
@@ -665,7 +665,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         help="the soft prompt's final step (default: evaluation.tune.steps, else the largest scored)",
     )
     parser.add_argument("--all-steps", action="store_true", help="lm-eval files: every soft-prompt snapshot too")
-    parser.add_argument("--date", type=float, help="UNIX time the lm-eval files record (default: the summary's mtime)")
+    parser.add_argument(
+        "--date", type=float, help="UNIX time the lm-eval files record (default: none, so the files are reproducible)"
+    )
     parser.add_argument("--lm-eval-dir", help="write results_<model>.json (and .post.json) here")
     parser.add_argument("--leaderboard", help="results/tables/leaderboard.csv (TensorBoard / W&B)")
     parser.add_argument("--softprompts", help="results/softprompts: the tuning curves (TensorBoard / W&B)")
@@ -687,7 +689,7 @@ def command(args: argparse.Namespace) -> None:
     if final_step is None and args.settings is not None:
         final_step = _setting(args.settings, "evaluation.tune", "steps")  # the final snapshot is always scored
     if args.lm_eval_dir:
-        date = args.date if args.date is not None else summary_path.stat().st_mtime
+        date = args.date  # lm-eval writes when it ran; a reproducible file leaves the time out
         for path in write_lm_eval_results(
             scores,
             args.lm_eval_dir,
