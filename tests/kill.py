@@ -14,8 +14,10 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-# Fields that say how long something took: the only ones allowed to differ between two runs.
-TIMING_KEYS = frozenset({"wall_seconds", "tune_seconds", "model_load_seconds"})
+# Fields that say how long something took, and the provenance's `run` block (which code, config
+# files and machine made the file: a cluster job names its config files as its executor passed
+# them): the only ones allowed to differ between two runs of the same results.
+TIMING_KEYS = frozenset({"wall_seconds", "tune_seconds", "model_load_seconds", "run"})
 
 
 def without_timing(data: Any) -> Any:
