@@ -273,3 +273,26 @@ def test_a_chat_templates_end_of_turn_token_stops_generation():
 
     tokenizer.chat_template = CHATML
     assert ChatWrap.from_tokenizer(tokenizer).end_of_turn == (tokenizer.convert_tokens_to_ids("<|im_end|>"),)
+
+
+def test_the_cache_is_reindexed_only_at_steps_where_a_row_ended(setup, monkeypatch):
+    """Issue 41 item 7: `batch_select_indices` copies every layer's cache, so it runs only when a
+    row left the batch (never for a single row, at most once per ending in a batch)."""
+    from transformers import Cache
+
+    model, tokenizer, prompts = setup
+    calls = []
+    original = Cache.batch_select_indices
+
+    def spy(self, indices):
+        calls.append(len(indices))
+        return original(self, indices)
+
+    monkeypatch.setattr(Cache, "batch_select_indices", spy)
+    kwargs = {"stops": ("@@@",), "max_new_tokens": 8}
+    single = generate_greedy(model, tokenizer, prompts[:1], batch_size=1, **kwargs)
+    assert calls == []  # the old loop reindexed at each of the 7 steps after the first
+    batched = generate_greedy(model, tokenizer, prompts, batch_size=len(prompts), **kwargs)
+    end_steps = {g.new_tokens + (g.stop_reason == "eos") for g in batched}  # the step each row ended at
+    assert len(calls) <= len(end_steps) and all(0 < n < len(prompts) for n in calls)
+    assert batched[0] == single[0]

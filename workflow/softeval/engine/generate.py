@@ -254,13 +254,19 @@ def _generate_chunk(
                 keep.append(live)
         if not keep:
             break
-        index = torch.tensor(keep, device=tokens.device)
-        active = [active[i] for i in keep]
-        mask = torch.cat([mask[index], torch.ones(len(keep), 1, dtype=mask.dtype, device=mask.device)], dim=1)
-        positions = torch.cat([positions[index], positions[index, -1:] + 1], dim=1)
-        next_tokens = tokens[index].unsqueeze(1)
+        if len(keep) < len(active):  # some rows ended: drop them (their cache rows too)
+            index = torch.tensor(keep, device=tokens.device)
+            active = [active[i] for i in keep]
+            tokens, mask, positions = tokens[index], mask[index], positions[index]
+            if use_cache:
+                cache.batch_select_indices(index)
+            else:
+                embeds = embeds[index]
+        # Nothing ended (most steps): no copy of the cache, mask or positions.
+        mask = torch.cat([mask, torch.ones(len(keep), 1, dtype=mask.dtype, device=mask.device)], dim=1)
+        positions = torch.cat([positions, positions[:, -1:] + 1], dim=1)
+        next_tokens = tokens.unsqueeze(1)
         if use_cache:
-            cache.batch_select_indices(index)
             step_out = model(
                 input_ids=next_tokens,
                 attention_mask=mask,
@@ -271,7 +277,7 @@ def _generate_chunk(
             )
             cache = step_out.cache
         else:
-            embeds = torch.cat([embeds[index], model.get_input_embeddings()(next_tokens)], dim=1)
+            embeds = torch.cat([embeds, model.get_input_embeddings()(next_tokens)], dim=1)
             step_out = model(
                 inputs_embeds=embeds, attention_mask=mask, position_ids=positions, use_cache=False, logits_to_keep=1
             )
