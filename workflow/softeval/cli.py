@@ -736,9 +736,9 @@ def evaluation_commands(add: Adder) -> None:
 
 
 def analysis_commands(add: Adder) -> None:
-    from softeval.analysis import export
+    from softeval.jobs import export
 
-    p = add("export", export.command, "lm-eval results files per model; TensorBoard / W&B (optional)")
+    p = add("export", export.run, "lm-eval results files per model; TensorBoard / W&B (optional)")
     export.add_arguments(p)
 
     p = add("aggregate", cmd_aggregate, "one row per model, role, task, method and step")

@@ -16,15 +16,17 @@ import subprocess
 import sys
 import threading
 from collections.abc import Sequence
+from functools import cache
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import yaml
 
-from softeval.config import ConfigSources, load_config_file
+if TYPE_CHECKING:  # the command line is built for every command: the config and plan load when used
+    from softeval.config import ConfigSources
+    from softeval.plan import Plan
+
 from softeval.io import atomic_write_text
-from softeval.plan import Plan
-from softeval.preflight import preflight
 from softeval.progress import Progress
 from softeval.schema import InputError
 from softeval.shipped import workflow_root
@@ -96,11 +98,17 @@ def set_key(config: dict[str, Any], assignment: str) -> None:
     node[parts[-1]] = parsed
 
 
-class RunSources(ConfigSources):
-    """The layers of a `softeval run` config; an error about no one key names the command."""
+@cache
+def run_sources() -> type[ConfigSources]:
+    """ConfigSources for the layers of a `softeval run` config: an error about no one key names
+    the command."""
+    from softeval.config import ConfigSources
 
-    def __str__(self) -> str:
-        return "softeval run"
+    class RunSources(ConfigSources):
+        def __str__(self) -> str:
+            return "softeval run"
+
+    return RunSources
 
 
 def build_sources(
@@ -115,7 +123,7 @@ def build_sources(
     settings: Sequence[str] = (),
     base: dict[str, Any] | None = None,
     base_name: str = "--configfile",
-) -> RunSources:
+) -> ConfigSources:
     """The run's config as layers, each named after what set it (a config file, then each flag),
     so an error line names the flag to fix: `--set analysis.bootstrap=50: key 'analysis.bootstrap' ...`."""
     layers: list[tuple[str, dict[str, Any]]] = [(base_name, dict(base))] if base else []
@@ -140,13 +148,13 @@ def build_sources(
         layer: dict[str, Any] = {}
         set_key(layer, assignment)
         layers.append((f"--set {assignment}", layer))
-    sources = RunSources(layers)
+    sources = run_sources()(layers)
     config = sources.merged()
     tune = config.get("evaluation", {}).get("tune", {})
     if "steps" in tune and "snapshots" not in tune:  # the default snapshots, up to the step count asked for
         snapshots = [s for s in (0, 10, 20, 40, 80) if s < tune["steps"]]
         layers.append(("--set evaluation.tune.steps", {"evaluation": {"tune": {"snapshots": snapshots}}}))
-        sources = RunSources(layers)
+        sources = run_sources()(layers)
     if not config.get("models"):
         raise InputError("no models: pass --models PATH_OR_HUB_ID ... (or --configfile with a models list)")
     if not config.get("tasks"):
@@ -161,6 +169,8 @@ def build_config(*args: Any, **kwargs: Any) -> dict[str, Any]:
 
 def prepare(config: dict[str, Any], out: Path, source: str | ConfigSources = "softeval run") -> Plan:
     """Check the config as the workflow will (every job's plan built), then write <out>/config.yaml."""
+    from softeval.preflight import preflight
+
     root = workflow_root()
     written = yaml.safe_dump(config, sort_keys=False)
     checked = yaml.safe_load(written)  # check a copy: the file keeps what the user asked for, not the defaults
@@ -261,6 +271,8 @@ def run(
     input is wrong, and RuntimeError when a job fails (its log is named).
     """
     import pandas as pd
+
+    from softeval.config import load_config_file
 
     out = Path(out).resolve()
     base = load_config_file(configfile) if configfile else None

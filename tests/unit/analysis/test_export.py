@@ -16,9 +16,7 @@ import pytest
 
 from softeval.analysis.aggregate import METRICS, aggregate_scores, write_summary
 from softeval.analysis.export import (
-    add_arguments,
     binary_stderr,
-    command,
     export_tensorboard,
     export_wandb,
     harness_metric,
@@ -32,6 +30,8 @@ from softeval.analysis.export import (
 from softeval.analysis.leaderboard import COLUMNS as BOARD_COLUMNS
 from softeval.analysis.leaderboard import write_leaderboard
 from softeval.io import atomic_write_json, atomic_write_jsonl, atomic_write_text
+from softeval.jobs.export import add_arguments
+from softeval.jobs.export import run as command
 from softeval.schema import InputError
 
 N = 12
