@@ -11,6 +11,8 @@ column). The results must equal the CPU's: same texts, same scores, same gradien
 
 from __future__ import annotations
 
+import copy
+
 import pytest
 import torch
 from torch.overrides import TorchFunctionMode
@@ -170,3 +172,25 @@ def test_the_hf_judge_on_another_device_sums_its_answer_words_there_and_gives_th
     (expected, asked), (actual, asked_l) = on_both(setup, run)
     assert asked == asked_l == len(rendered)
     assert actual == expected
+
+
+@pytest.mark.parametrize("share_prompt", [True, False], ids=["prompt-cache", "whole-rows"])
+def test_bf16_option_scoring_projects_in_fp32_on_the_models_device(setup, world, tasks, share_prompt):
+    """The fp32 projection of a bf16 output layer (softprompt.kept_logits) builds its slices and
+    casts on the model's device, as on CUDA: no tensor of it is made on the CPU."""
+    model, _, tokenizer = setup
+    task = tasks["world_choice"]
+    examples = task_examples(task, world, "test")[:3]
+    prompts = [task.prompt(ex) for ex in examples]
+    half = copy.deepcopy(model).to(torch.bfloat16)
+    half_moved = copy.deepcopy(half).to(DEVICE)
+
+    def run(m):
+        scores = score_options(m, tokenizer, task, prompts, examples, None, batch_size=4, share_prompt=share_prompt)
+        return [s.logliks for s in scores]
+
+    expected = run(half)
+    with SameDevice():
+        actual = run(half_moved)
+    for got, want in zip(actual, expected, strict=True):
+        assert got == pytest.approx(want, abs=1e-2)
