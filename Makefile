@@ -50,7 +50,7 @@ test: venv-test
 	PATH="$(abspath $(BIN)):$$PATH" $(BIN)/python -m pytest
 
 # On a GPU machine: the engine's one prepared device check (benchmarks/gpu_check.py), a JSON report.
-gpu-check: venv
+gpu-check: venv-test
 	$(BIN)/python benchmarks/gpu_check.py --out results/gpu_check.json
 
 lint: venv-test

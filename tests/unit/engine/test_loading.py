@@ -65,3 +65,14 @@ def test_on_a_gpu_the_weights_load_straight_onto_it(tiny_model_dir, monkeypatch)
     load_model(tiny_model_dir, 1, ModelOptions(device_map="auto"))
     assert asked["device_map"] == "auto"
     assert models.device().type == "cuda"
+
+
+def test_no_model_loads_hub_kernels(tiny_model_dir, tmp_path):
+    """transformers 5.25 kernelizes every model it loads when the `kernels` package is installed,
+    fetching the kernels from the Hub on a GPU: on the H200 check an offline node could not load a
+    Llama at all. Every loader of softeval (jobs, GGUF conversion, the zoo) turns it off."""
+    pytest.importorskip("kernels")  # without the package transformers never kernelizes: nothing to test
+    model, _ = load_model(tiny_model_dir, 1, ModelOptions(dtype="float32"))
+    assert model.use_kernels is False
+    assert AutoModelForCausalLM.from_pretrained(tiny_model_dir).use_kernels is True  # what the default would do
+    assert models.NO_HUB_KERNELS == {"use_kernels": False}

@@ -43,9 +43,13 @@ def convert_gguf(source: Path, out: Path) -> dict[str, Any]:
     import torch
     from transformers import AutoModelForCausalLM, AutoTokenizer
 
+    from softeval.engine.models import NO_HUB_KERNELS
+
     try:
         tokenizer = AutoTokenizer.from_pretrained(str(source.parent), gguf_file=source.name)
-        quantized = AutoModelForCausalLM.from_pretrained(str(source.parent), gguf_file=source.name, dtype=torch.float32)
+        quantized = AutoModelForCausalLM.from_pretrained(
+            str(source.parent), gguf_file=source.name, dtype=torch.float32, **NO_HUB_KERNELS
+        )
     except ImportError as err:
         raise InputError(f"{source}: reading GGUF needs the gguf package ({err}); pip install gguf") from None
     except (OSError, ValueError, KeyError) as err:

@@ -72,6 +72,13 @@ def check_reference(ref: str) -> str:
     return ref
 
 
+# Hub kernels off: with the `kernels` package installed (a dependency of transformers 5.25),
+# from_pretrained on a GPU swaps layers for code it downloads from the Hub at load time, unasked:
+# on an offline GPU node the model does not load at all (seen on an H200), the code is remote code
+# no model entry opted in to, and its numerics are not the model's own.
+NO_HUB_KERNELS: dict[str, Any] = {"use_kernels": False}
+
+
 def load_model(ref: Path | str, threads: int, options: ModelOptions | None = None) -> tuple[Any, Any]:
     """A frozen causal LM in eval mode and its tokenizer, on the GPU when there is one.
 
@@ -93,6 +100,7 @@ def load_model(ref: Path | str, threads: int, options: ModelOptions | None = Non
             device_map=(options.device_map or str(device())) if on_gpu else None,
             # safetensors only, unless the entry opts in to .bin files (None: safetensors first)
             use_safetensors=None if options.bin_weights else True,
+            **NO_HUB_KERNELS,
             **common,
         )
     except (OSError, ValueError, SafetensorError) as err:  # SafetensorError: a truncated or corrupt file

@@ -17,6 +17,7 @@ from softeval.data.splits import load_split
 from softeval.data.tasks import Task
 from softeval.data.world import RELATIONS, World
 from softeval.engine.generate import generate_greedy
+from softeval.engine.models import NO_HUB_KERNELS
 from softeval.io import atomic_write_json, atomic_write_jsonl
 from softeval.provenance import provenance
 
@@ -42,7 +43,7 @@ def probe_model(
     """Cloze knowledge per relation on test entities, zero-shot format/strict per task."""
     torch.set_num_threads(threads)
     tokenizer = AutoTokenizer.from_pretrained(model_dir)
-    model = AutoModelForCausalLM.from_pretrained(model_dir).eval()
+    model = AutoModelForCausalLM.from_pretrained(model_dir, **NO_HUB_KERNELS).eval()
     world = World.load(world_path)
     entities = world.split("test")
 

@@ -30,6 +30,7 @@ from softeval.data.splits import load_split
 from softeval.data.tasks import Task
 from softeval.data.world import World
 from softeval.engine.batching import encode_batch
+from softeval.engine.models import NO_HUB_KERNELS
 from softeval.io import atomic_directory, atomic_write_json, atomic_write_text
 from softeval.provenance import provenance
 from softeval.zoo.corpus import CorpusStyle, PretrainCorpus, Recipe
@@ -228,7 +229,7 @@ def posttrain(
     """Supervised fine-tuning of all weights on formatted train-split Q&A of every task."""
     set_determinism(seed, threads)
     tokenizer = AutoTokenizer.from_pretrained(base_dir)
-    model = AutoModelForCausalLM.from_pretrained(base_dir)
+    model = AutoModelForCausalLM.from_pretrained(base_dir, **NO_HUB_KERNELS)
     items = [(task, example) for task in tasks for example in load_split(data_dirs[task.name], "train")]
     batches = sft_batches(items, tokenizer, training["batch_size"], seed)
     start = time.perf_counter()
