@@ -461,9 +461,9 @@ def cmd_claims_explain(args: argparse.Namespace) -> None:
     claims_csv = Path(args.claims) if args.claims else results / "tables" / "claims.csv"
     if not claims_csv.is_file():
         raise InputError(f"{claims_csv}: claims table not found; run `softeval claims` (or the workflow) first")
-    table = explain.compare(results, args.claim, claims_csv, metric=args.metric)
+    table = explain.compare(results, args.claim, claims_csv, metric=args.metric, reference=args.reference_method)
     if table.empty:
-        raise InputError(f"claims-explain: claim {args.claim} has no part recomputed here (covered: 1, 2, 5)")
+        raise InputError(f"claims-explain: claim {args.claim} has no part recomputed here (covered: 1-5)")
     print(f"claim {args.claim}, recomputed by {explain.__file__} (json, pathlib, numpy, pandas only):")
     print(table.to_string(index=False, float_format=lambda v: f"{v:+.6f}"))
     if not table["match"].all():
@@ -764,10 +764,17 @@ def analysis_commands(add: Adder) -> None:
     p.add_argument("--out", required=True, help="output stem: writes <out>.csv, .md, .tex")
     p.add_argument("--published", help="a published record: its runs' verdicts are quoted in claims.md")
     p = add("claims-explain", cmd_claims_explain, "recompute a claim's estimates from the score files with pandas")
-    p.add_argument("claim", type=int, help="the claim's number (1, 2 or 5: the parts that are means)")
+    p.add_argument(
+        "claim", type=int, help="the claim's number (1-5; claim 1's saturation order is a step, not recomputed)"
+    )
     p.add_argument("--results", default="results")
     p.add_argument("--claims", help="the claims table to compare with (default: <results>/tables/claims.csv)")
     p.add_argument("--metric", default="strict", choices=["strict", "knowledge", "format"])
+    p.add_argument(
+        "--reference-method",
+        choices=["zero_shot", "few_shot", "soft_prompt"],
+        help="claims 3-4: the post-trained ranking's method (analysis.reference_method; default as the config's)",
+    )
 
     p = add("timings", cmd_timings, "seconds and memory per rule, and the critical path, from benchmark files")
     p.add_argument("--patterns", type=json_object, required=True, help="JSON: {rule: benchmark path pattern}")

@@ -1,4 +1,4 @@
-"""`softeval claims-explain`: claim 1, 2 and 5's estimates recomputed with pandas alone match
+"""`softeval claims-explain`: every claim's estimates recomputed with pandas alone match
 claims.csv, on hand-made per-example score files run through the real claims job."""
 
 from __future__ import annotations
@@ -25,7 +25,8 @@ UNITS = [("zero_shot", None), ("few_shot", None), ("soft_prompt", 0), ("soft_pro
 @pytest.fixture(scope="module")
 def results(tmp_path_factory) -> Path:
     """results/ with random per-example verdicts (3 base models, 2 with a twin, 2 open tasks) and
-    every table the claims job reads."""
+    every table the claims job reads. Zero-shot never formats on t1 for base models: those units
+    are at 0 (near zero, and a and b tied: claim 4 has something to count)."""
     root = tmp_path_factory.mktemp("results")
     rng = np.random.default_rng(7)
     for task in ("t1", "t2"):
@@ -34,6 +35,8 @@ def results(tmp_path_factory) -> Path:
                 for method, step in UNITS:
                     name = f"{method}/step{step}" if method == "soft_prompt" else method
                     p_format = 0.3 + 0.08 * (step or 0) if method == "soft_prompt" else 0.5
+                    if (task, role, method) == ("t1", "base", "zero_shot"):
+                        p_format = 0.0
                     rows = []
                     for i in range(N):
                         knowledge, fmt = bool(rng.random() < 0.6), bool(rng.random() < p_format)
@@ -76,13 +79,19 @@ def results(tmp_path_factory) -> Path:
     return root
 
 
-@pytest.mark.parametrize("claim", [1, 2, 5])
-def test_explain_recomputes_the_claims_tables_means(results, claim):
+@pytest.mark.parametrize("claim", [1, 2, 3, 4, 5])
+def test_explain_recomputes_the_claims_tables_estimates(results, claim):
     table = explain.compare(results, claim)
     claims = pd.read_csv(results / "tables" / "claims.csv")
     expected = {
         1: {"open tasks: format climbs", "open tasks: format reaches >= 0.9", "open tasks: knowledge flat"},
         2: {f"{who} models vs {b}" for who in ("base", "post-trained") for b in ("zero-shot", "few-shot")},
+        3: {"vs zero-shot", "vs few-shot"},
+        4: {
+            f"{b}: {what}"
+            for b in ("zero-shot", "few-shot")
+            for what in ("more near-zero scores than the soft prompt", "agreement owed to tie-breaks")
+        },
         5: {f"vs {b}" for b in ("zero-shot", "few-shot")}
         | {
             f"vs {b}: soft prompt not below it ({r} models)"
@@ -109,7 +118,45 @@ def test_claims_explain_command_prints_both_columns(results, capsys):
     assert main(["claims-explain", "2", "--results", str(results)]) == 0
     out = capsys.readouterr().out
     assert "base models vs zero-shot" in out and "recomputed" in out and "estimate" in out
-    assert main(["claims-explain", "3", "--results", str(results)]) != 0  # not covered: says so
+    assert main(["claims-explain", "4", "--results", str(results)]) == 0
+    out = capsys.readouterr().out
+    assert "zero-shot: more near-zero scores than the soft prompt" in out and "+0.500000" in out
+
+
+def test_claims_explain_refuses_a_claim_with_nothing_to_recompute(results):
+    assert main(["claims-explain", "6", "--results", str(results)]) != 0  # no such claim: says so
+
+
+def test_explain_claim_3_and_4_values(results):
+    """The values themselves, from the fixture's construction: zero-shot's base units on t1 are all
+    at 0 (a/t1 and b/t1: 2 of the 4 twinned base units near zero, none under the soft prompt or
+    few-shot); a and b tie there, so the tie-break term is +-0.5 on t1 and 0 elsewhere; the swap
+    distances are those of the swap table's rows, recomputed."""
+    four = explain.estimates(results, 4).set_index("part")["recomputed"]
+    assert four["zero-shot: more near-zero scores than the soft prompt"] == 0.5
+    assert four["few-shot: more near-zero scores than the soft prompt"] == 0.0
+    assert abs(four["zero-shot: agreement owed to tie-breaks"]) == 0.5
+    assert four["few-shot: agreement owed to tie-breaks"] == 0.0
+    swap = pd.read_csv(results / "tables" / "swap_distance.csv").set_index(["task", "method"])["distance"]
+    three = explain.estimates(results, 3).set_index("part")["recomputed"]
+    for baseline, label in (("zero_shot", "zero-shot"), ("few_shot", "few-shot")):
+        expected = swap[("all tasks", "soft_prompt")] - swap[("all tasks", baseline)]
+        assert three[f"vs {label}"] == expected
+    # a reference method other than the config's is another ranking: claims.csv no longer matches
+    other = explain.compare(results, 3, reference="few_shot")
+    assert set(other["part"]) == {"vs zero-shot", "vs few-shot"}
+
+
+def test_swap_distance_and_tie_savings_by_hand():
+    base = pd.Series({"a": 0.5, "b": 0.5, "c": 0.9})
+    post = pd.Series({"a": 0.2, "b": 0.4, "c": 0.1})
+    # rankings: base c > a > b (a, b tied: a first by name); post b > a > c: pairs (a,b), (a,c), (b,c) all differ
+    assert explain.swap_distance(base, post) == 3
+    assert explain.swap_distance(post, post) == 0
+    # a, b tied in base; post puts b above a, against the names' order: random tie-breaks save 1/2
+    assert explain.tie_savings(base, post) == -0.5
+    assert explain.tie_savings(base, pd.Series({"a": 0.4, "b": 0.2, "c": 0.1})) == 0.5
+    assert explain.tie_savings(post, base) == 0.0
 
 
 def test_claims_md_names_inputs_interval_and_review_line(results):

@@ -10,9 +10,14 @@ Covered (the parts whose estimate is a mean or a mean difference):
   knowledge flat" (final step minus first step, base models, every model);
 - claim 2: "<base|post-trained> models vs <baseline>" (soft prompt at the final step minus the
   baseline, the ranking metric);
-- claim 5: "vs <baseline>" (mean |post - base| under the soft prompt minus under the baseline)
-  and "vs <baseline>: soft prompt not below it (<role> models)".
-Not covered: claim 1's saturation order, claim 3 (swap distances), claim 4 (shares and tie-breaks).
+- claim 3: "vs <baseline>" (the base ranking's swap distance to the post-trained ranking under the
+  reference method, summed over tasks, soft prompt minus baseline; ties broken alphabetically);
+- claim 4: "<baseline>: more near-zero scores than the soft prompt" (share of base units with a
+  mean below 0.05, baseline minus soft prompt) and "<baseline>: agreement owed to tie-breaks" (the
+  swaps uniformly random tie-breaks of the base scores add, in expectation, to the alphabetical
+  ones, summed over tasks).
+Claims 3-5 rank or pair the models with a post-trained twin only. Not covered: claim 1's
+saturation order (a step, not an estimate).
 """
 
 from __future__ import annotations
@@ -25,6 +30,7 @@ import pandas as pd
 
 LABEL = {"zero_shot": "zero-shot", "few_shot": "few-shot"}
 FORMAT_SATURATED = 0.9
+NEAR_ZERO = 0.05  # claim 4: a base unit's mean score below this is "near zero"
 
 
 def load_scores(scores: Path) -> pd.DataFrame:
@@ -68,14 +74,34 @@ def _mean(means: pd.DataFrame, role: str, method: str, step: int, metric: str, m
     return rows.set_index(["model", "task"])[metric].sort_index()
 
 
+def swap_distance(base: pd.Series, post: pd.Series) -> int:
+    """Pairs of models (index: model names) the two score tables order differently, each ranking
+    best first with ties broken alphabetically (model x above y, x before y by name, exactly when
+    its score is at least y's): the bubble-sort swap distance of the paper."""
+    models = sorted(base.index)
+    return sum((base[x] >= base[y]) != (post[x] >= post[y]) for i, x in enumerate(models) for y in models[i + 1 :])
+
+
+def tie_savings(base: pd.Series, post: pd.Series) -> float:
+    """Expected swaps that uniformly random tie-breaks of the base scores add to the alphabetical
+    tie-break: per pair tied in `base`, +1/2 where the post-trained ranking agrees with the names'
+    order (alphabetically concordant, at random discordant half the time), -1/2 where it does not."""
+    models = sorted(base.index)
+    pairs = [(x, y) for i, x in enumerate(models) for y in models[i + 1 :] if base[x] == base[y]]
+    return sum(0.5 if post[x] >= post[y] else -0.5 for x, y in pairs)
+
+
 def estimates(
     results: Path,
     claim: int,
     metric: str = "strict",
     first: int | None = None,
     final: int | None = None,
+    reference: str | None = None,
 ) -> pd.DataFrame:
-    """Claim `claim`'s covered parts: part name and its estimate, recomputed from results/scores."""
+    """Claim `claim`'s covered parts: part name and its estimate, recomputed from results/scores.
+    `reference`: the method whose post-trained ranking claims 3 and 4 compare with (default, as
+    analysis.reference_method's: zero_shot if evaluated, else few_shot, else soft_prompt)."""
     frame = load_scores(results / "scores")
     means = unit_means(frame)
     soft_steps = sorted(set(means[means.method == "soft_prompt"].step))
@@ -86,6 +112,16 @@ def estimates(
     tasks = sorted(set(means.task))
     closed = set(frame[frame.closed].task)
     baselines = [m for m in LABEL if m in set(means.method)]
+    if reference is None:
+        reference = next((m for m in (*LABEL, "soft_prompt") if m in set(means.method)), "soft_prompt")
+
+    def step_of(method: str) -> int:
+        return final if method == "soft_prompt" else -1
+
+    def ranked(role: str, method: str, task: str) -> pd.Series:
+        """The twinned models' mean scores on one task (index: model)."""
+        return _mean(means, role, method, step_of(method), metric, twinned, [task]).droplevel("task")
+
     out: list[tuple[str, float]] = []
     if claim == 1:
         for kind in ("closed", "open"):
@@ -108,6 +144,26 @@ def estimates(
                 other = _mean(means, role, baseline, -1, metric, role_models, tasks)
                 if len(soft):
                     out.append((f"{who} models vs {LABEL[baseline]}", (soft - other).mean()))
+    elif claim == 3 and len(twinned) >= 2:
+
+        def distance(method: str) -> int:
+            return sum(swap_distance(ranked("base", method, t), ranked("post", reference, t)) for t in tasks)
+
+        for baseline in baselines:
+            out.append((f"vs {LABEL[baseline]}", float(distance("soft_prompt") - distance(baseline))))
+    elif claim == 4 and len(twinned) >= 2:
+
+        def near_zero(method: str) -> float:
+            units = _mean(means, "base", method, step_of(method), metric, twinned, tasks)
+            return float((units < NEAR_ZERO).mean())
+
+        for baseline in baselines:
+            label = LABEL[baseline]
+            out.append(
+                (f"{label}: more near-zero scores than the soft prompt", near_zero(baseline) - near_zero("soft_prompt"))
+            )
+            saved = sum(tie_savings(ranked("base", baseline, t), ranked("post", reference, t)) for t in tasks)
+            out.append((f"{label}: agreement owed to tie-breaks", float(saved)))
     elif claim == 5 and twinned:
 
         def gap(method: str, step: int) -> pd.Series:
