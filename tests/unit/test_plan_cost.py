@@ -4,8 +4,10 @@ from __future__ import annotations
 
 import copy
 import json
+import shutil
 import subprocess
 import sys
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -18,11 +20,16 @@ from softeval.plan_cost import (
     ASSUMED_7B,
     ASSUMED_32B,
     GPUS,
+    MEASURED,
+    VLLM_ENGINE_START_S,
     Roofline,
     Shape,
     TaskLengths,
     gpu_jobs,
+    hf_step_floor,
     job_cost,
+    judge_cost,
+    judge_templates,
     model_shape,
     plan_cost,
     units_per_task,
@@ -31,6 +38,16 @@ from softeval.schema import InputError
 
 ROOT = Path(__file__).resolve().parents[2]
 TASKS = ROOT / "config" / "tasks"
+CASCADE_RUN = ROOT / "tests" / "data" / "cascade-run"
+# `softeval plan-cost --configfile config/paper.yaml` (H100 SXM, 40 % MFU, 60 % bandwidth): GPU-hours
+# by bound and backend. The old model (every row to its budget, no cascade, no per-step overhead)
+# said 196 (HF) / 151 (vLLM); HF decoding is now priced at the 145.8 ms a step an H200 measured.
+PAPER_TOTALS = {
+    ("realistic", "hf"): 805.2,
+    ("realistic", "vllm"): 32.3,
+    ("upper", "hf"): 1182.0,
+    ("upper", "vllm"): 71.0,
+}
 
 
 def paper_config(**overlay):
@@ -58,6 +75,7 @@ def test_shape_counts_the_parameters_transformers_builds(cls, extra):
     kv_heads = cfg.get("num_key_value_heads", 8)
     head_dim = cfg.get("head_dim", 64)
     assert shape.kv_bytes_per_token == 2 * 3 * kv_heads * head_dim * 2  # K and V, every layer, bf16
+    assert shape.layers == 3  # each step launches every layer's kernels (the HF step floor)
 
 
 def test_published_shapes():
@@ -87,6 +105,9 @@ def lengths(**change):
     return TaskLengths(**{**base, **change})
 
 
+PROMPTS = [50, 110] + [60] * 5  # zero-shot, few-shot (3 shots of 20), soft prompt (10 vectors) at 5 steps
+
+
 def test_one_job_by_hand():
     config = paper_config()
     roof = Roofline(GPUS["h100-sxm"], 0.4, 0.6)
@@ -99,29 +120,42 @@ def test_one_job_by_hand():
     prompts = 50 + (50 + 3 * 20) + 5 * (50 + 10)
     assert cost["prompts"] == pytest.approx(2 * n * 100 * prompts / flop_s)
     assert cost["options"] == pytest.approx(7 * 2 * n * 100 * 4 * 5 / flop_s)
-    # HF: 4 batches of 32 (the last one short) decode for the whole budget, each step reading the weights
-    steps = 4 * 32
-    contexts = [50, 110] + [60] * 5
-    expected = sum(roof.decode(steps, ASSUMED_7B, 32, c + 16) for c in contexts)
-    assert cost["decode"] == pytest.approx(expected)
+    # HF: 4 batches of 32 (the last one short) decode for the whole budget; a 7B step's bytes take
+    # ~7 ms at batch 32 on an H100, its overhead 145.8 ms (measured on an H200): the overhead binds
+    assert hf_step_floor(ASSUMED_7B) == pytest.approx(0.1458)
+    for prompt in PROMPTS:
+        assert roof.decode(1, ASSUMED_7B, 32, prompt + 16) < hf_step_floor(ASSUMED_7B) / 10
+    assert cost["decode"] == pytest.approx(7 * 4 * 32 * 0.1458)
 
 
-def test_vllm_is_bounded_by_its_kv_memory():
+def test_an_hf_step_bound_by_its_bytes_reads_the_weights_once_and_each_rows_cache():
+    config = paper_config()
+    roof = Roofline(GPUS["h100-sxm"], 0.4, 0.6)
+    heavy = Shape(params=2e11, kv_bytes_per_token=1e6, source="test", layers=1)  # bytes, not launches, bind
+    decode = job_cost(config, lengths(), False, heavy, roof, "hf", 256, 0.0).seconds["decode"]
+    # 128 steps read the weights; 100 rows x 32 tokens each read a cache of prompt + 16 tokens
+    expected = sum(roof.bytes(128 * 4e11 + 100 * 32 * (p + 16) * 1e6) for p in PROMPTS)
+    assert decode == pytest.approx(expected)
+
+
+def test_vllm_is_bounded_by_its_kv_memory_and_starts_an_engine_per_evaluation_job():
     config = paper_config()
     roof = Roofline(GPUS["h100-sxm"], 0.4, 0.6)
     long = lengths(rows=5000, budget=4000, prompt=100.0)
-    hf = job_cost(config, long, False, ASSUMED_7B, roof, "hf", 256, 0.0).seconds["decode"]
-    vllm = job_cost(config, long, False, ASSUMED_7B, roof, "vllm", 256, 0.0).seconds["decode"]
-    unlimited = job_cost(config, long, False, ASSUMED_7B, roof, "vllm", 10**6, 0.0).seconds["decode"]
-    assert vllm < hf
-    assert unlimited == pytest.approx(vllm)  # memory, not the concurrency flag, binds: ~55 GB of KV at ~1 MB/token
+    hf = job_cost(config, long, False, ASSUMED_7B, roof, "hf", 256, 60.0).seconds
+    vllm = job_cost(config, long, False, ASSUMED_7B, roof, "vllm", 256, 60.0).seconds
+    unlimited = job_cost(config, long, False, ASSUMED_7B, roof, "vllm", 10**6, 60.0).seconds["decode"]
+    assert vllm["decode"] < hf["decode"]
+    assert unlimited == pytest.approx(vllm["decode"])  # memory, not the concurrency flag, binds
     free = 80e9 * 0.85 - 2 * ASSUMED_7B.params
     expected = 0.0
-    for prompt in [100, 100 + 3 * 20] + [100 + 10] * 5:  # zero-shot, few-shot, five soft-prompt steps
-        context = prompt + 2000
-        fits = int(free // (context * ASSUMED_7B.kv_bytes_per_token))
-        expected += roof.decode(5000 * 4000 / fits, ASSUMED_7B, fits, context)
-    assert vllm == pytest.approx(expected)
+    for prompt in [100, 100 + 3 * 20] + [100 + 10] * 5:
+        fits = int(free // ((prompt + 2000) * ASSUMED_7B.kv_bytes_per_token))  # ~50 sequences of ~1 GB
+        steps = 5000 * 4000 / fits  # more than 20 chunks of 256 drained to their 4000th token
+        expected += roof.bytes(steps * 2 * ASSUMED_7B.params + 5000 * 4000 * (prompt + 2000) * 512 * 1024)
+    assert vllm["decode"] == pytest.approx(expected)
+    assert vllm["start"] - hf["start"] == pytest.approx(2 * VLLM_ENGINE_START_S)  # evaluate, evaluate_soft_prompt
+    assert 60 <= VLLM_ENGINE_START_S <= 120
 
 
 def test_the_harness_reading_is_costed_as_the_engines_run_it():
@@ -132,13 +166,125 @@ def test_the_harness_reading_is_costed_as_the_engines_run_it():
     roof = Roofline(GPUS["h100-sxm"], 0.4, 0.6)
     plain, harness = lengths(budget=32), lengths(budget=32, harness_budget=256)
     hf = job_cost(config, harness, False, ASSUMED_7B, roof, "hf", 256, 0.0).seconds["decode"]
-    contexts = [50, 110] + [60] * 5
-    assert hf == pytest.approx(sum(roof.decode(4 * 256, ASSUMED_7B, 32, c + 128) for c in contexts))
+    assert hf == pytest.approx(7 * 4 * 256 * hf_step_floor(ASSUMED_7B))
     vllm = job_cost(config, harness, False, ASSUMED_7B, roof, "vllm", 256, 0.0).seconds["decode"]
-    assert vllm == pytest.approx(sum(roof.decode(100 * 256 / 100, ASSUMED_7B, 100, c + 128) for c in contexts))
+    kv = ASSUMED_7B.kv_bytes_per_token
+    expected = sum(roof.bytes(256 * 2 * ASSUMED_7B.params + 100 * 256 * (p + 128) * kv) for p in PROMPTS)
+    assert vllm == pytest.approx(expected)
     assert vllm > job_cost(config, plain, False, ASSUMED_7B, roof, "vllm", 256, 0.0).seconds["decode"]
     nq = {row["task"]: row for row in plan_cost(config, TASKS).rows}["nq_open"]
     assert nq["budget"] == 32  # the judge reads softeval's response; decoding runs to the harness's 256
+
+
+def test_realistic_lengths_stop_rows_and_a_batch_waits_for_its_slowest():
+    """Rows end after their measured lengths; an HF batch runs until its slowest row ends: the
+    larger budget when one of its rows is cut at both readings' budgets, softeval's when one is cut
+    at softeval's, else the longest row that ended."""
+    config = paper_config()
+    roof = Roofline(GPUS["h100-sxm"], 0.4, 0.6)
+    ends = lengths(budget=400, ended_mean=10.0, ended_max=40.0, response=8.0)
+    assert ends.decoded("realistic") == 10 and ends.slowest("realistic", 32) == 40
+    assert ends.decoded("upper") == ends.slowest("upper", 32) == 400
+    assert ends.response_tokens("realistic") == 8 and ends.response_tokens("upper") == 400
+    hf = job_cost(config, ends, False, ASSUMED_7B, roof, "hf", 256, 0.0, "realistic").seconds["decode"]
+    assert hf == pytest.approx(7 * 4 * 40 * hf_step_floor(ASSUMED_7B))
+    some_cut = replace(ends, length_share=0.02)
+    cut = 1 - 0.98**32  # a batch of 32 holds a row cut at its budget about half the time
+    assert some_cut.slowest("realistic", 32) == pytest.approx(cut * 400 + (1 - cut) * 40)
+    assert some_cut.decoded("realistic") == pytest.approx(0.02 * 400 + 0.98 * 10)
+    assert some_cut.response_tokens("realistic") == pytest.approx(0.02 * 400 + 0.98 * 8)
+    # a row whose harness reading (256 tokens) is cut too decodes the larger budget
+    harness = lengths(budget=32, harness_budget=256, ended_mean=6.0, ended_max=20.0, length_share=0.05)
+    harness = replace(harness, harness_cut_share=0.03)
+    assert harness.decoded("realistic") == pytest.approx(0.03 * 256 + 0.02 * 32 + 0.95 * 6)
+    both, none = 1 - 0.97**32, 0.95**32
+    assert harness.slowest("realistic", 32) == pytest.approx(both * 256 + (1 - both - none) * 32 + none * 20)
+    unmeasured = lengths(budget=400)  # no run measured it: rows end after the task file's target length
+    assert unmeasured.decoded("realistic") == unmeasured.slowest("realistic", 32) == 10
+
+
+def judge_config(name="openai", cascade=True):
+    return paper_config(evaluation={"judge": {"name": name, "model": "Qwen/Qwen3-32B", "cascade": cascade}})
+
+
+def test_the_cascade_sends_the_llm_only_the_measured_share():
+    roof = Roofline(GPUS["h100-sxm"], 0.4, 0.6)
+    shares = lengths(knowledge_share=0.3, format_share=0.1)
+    closed_on = judge_cost(judge_config(), shares, True, roof)
+    closed_off = judge_cost(judge_config(cascade=False), shares, True, roof)
+    assert closed_on == pytest.approx(0.1 * closed_off)  # closed tasks: format only
+    on, off = (
+        judge_cost(judge_config(), shares, False, roof),
+        judge_cost(judge_config(cascade=False), shares, False, roof),
+    )
+    assert off > closed_off > 0  # open tasks: knowledge and format, each prompt as the closed task's format one
+    assert on == pytest.approx(0.3 * (off - closed_off) + 0.1 * closed_off)
+    # the paper config's judge is the cascade, at the shares the run measured
+    config = paper_config()
+    assert config["evaluation"]["judge"]["cascade"] is True
+    rows = {row["task"]: row for row in plan_cost(config, TASKS).rows}
+    for task, m in MEASURED.items():
+        assert rows[task]["measured"]
+        assert rows[task]["judge_share"] == {"knowledge": m["knowledge_share"], "format": m["format_share"]}
+
+
+def test_a_judge_server_computes_the_shared_instruction_once():
+    """vLLM's prefix caching: each request of a kind starts with the same instruction, computed
+    once; the hf judge computes every prompt whole."""
+    roof = Roofline(GPUS["h100-sxm"], 0.4, 0.6)
+    templates = judge_templates(paper_config())
+    assert 50 < templates["knowledge"].prefix < 100 and 15 < templates["knowledge"].rest < 50
+    plain = lengths(knowledge_share=1.0, format_share=1.0)
+    server, local = judge_cost(judge_config(), plain, True, roof), judge_cost(judge_config("hf"), plain, True, roof)
+    requests = 100 * 7
+    assert local - server == pytest.approx(roof.compute(2 * ASSUMED_32B.params * requests * templates["format"].prefix))
+
+
+def fixture_measurement():
+    sys.path.insert(0, str(ROOT / "benchmarks"))
+    try:
+        import cascade_share
+    finally:
+        sys.path.remove(str(ROOT / "benchmarks"))
+    return cascade_share
+
+
+def test_the_stored_measurement_is_the_scripts_on_its_run():
+    """plan_cost.MEASURED is what benchmarks/cascade_share.py computes on the run it names
+    (tests/data/cascade-run: that run's score and generation files, the fields it reads)."""
+    cascade_share = fixture_measurement()
+    assert cascade_share.measure(CASCADE_RUN) == MEASURED
+    assert set(MEASURED) == set(paper_config()["tasks"])
+    # zero-shot, few-shot and the tuned soft prompt, base and post: 60 rows (66: 11-row fixtures)
+    assert {m["units"] for m in MEASURED.values()} == {6}
+    assert {m["rows"] for m in MEASURED.values()} == {60, 66}
+    # the cascade: on SmolLM2-135M the rule is certain of about half the verdicts, the LLM gets the rest
+    assert cascade_share.overall(MEASURED) == pytest.approx(0.509, abs=0.001)
+
+
+def test_the_script_refuses_a_run_judged_through_the_cascade(tmp_path):
+    cascade_share = fixture_measurement()
+    shutil.copytree(CASCADE_RUN, tmp_path / "run")
+    path = next((tmp_path / "run" / "scores").rglob("*.jsonl"))
+    rows = [json.loads(line) for line in path.read_text().splitlines()]
+    rows[0]["judge"] = "openai:Qwen/Qwen3-32B"
+    path.write_text("".join(json.dumps(r) + "\n" for r in rows))
+    with pytest.raises(SystemExit, match="needs the rule judge's own verdicts"):
+        cascade_share.measure(tmp_path / "run")
+
+
+def test_both_bounds_on_the_paper_config():
+    plan = plan_cost(paper_config(), TASKS)
+    for row in plan.rows:
+        for backend in ("hf", "vllm"):
+            realistic, upper = row["realistic"][backend], row["upper"][backend]
+            assert 0 < realistic.hours <= upper.hours
+            for phase in ("start", "tune", "prompts", "options"):  # the bounds differ in lengths only
+                assert realistic.seconds.get(phase) == upper.seconds.get(phase)
+        assert row["upper"]["vllm"].seconds["decode"] < row["upper"]["hf"].seconds["decode"]
+        assert row["realistic"]["hf"].seconds["judge"] == row["realistic"]["vllm"].seconds["judge"] > 0
+    totals = {(b, e): round(plan.total(b, e), 1) for b in ("realistic", "upper") for e in ("hf", "vllm")}
+    assert totals == PAPER_TOTALS
 
 
 def test_paper_plan_counts_the_workflows_gpu_jobs_and_every_task_is_costed():
@@ -150,9 +296,6 @@ def test_paper_plan_counts_the_workflows_gpu_jobs_and_every_task_is_costed():
     assert [row["task"] for row in plan.rows] == config["tasks"]
     rows = {row["task"]: row for row in plan.rows}
     assert rows["triviaqa"]["rows"] == 17944 and rows["mmlu"]["rows"] == 14042 and rows["gsm8k"]["rows"] == 1319
-    for row in plan.rows:
-        assert 0 < row["vllm"].hours < row["hf"].hours  # vLLM decodes faster; everything else is shared
-        assert row["hf"].seconds["judge"] == row["vllm"].seconds["judge"] > 0
     assert any("210 GPU jobs" in note for note in plan.notes)
 
 
@@ -160,8 +303,9 @@ def test_a_pilot_limit_and_a_rule_judge_cost_less():
     full = plan_cost(paper_config(), TASKS)
     pilot = plan_cost(paper_config(evaluation={"test_limit": 100, "judge": {"name": "rule"}}), TASKS)
     for big, small in zip(full.rows, pilot.rows, strict=True):
-        assert small["rows"] == 100 and small["hf"].hours < big["hf"].hours
-        assert "judge" not in small["hf"].seconds or small["hf"].seconds["judge"] == 0
+        for bound in ("realistic", "upper"):
+            assert small["rows"] == 100 and small[bound]["hf"].hours < big[bound]["hf"].hours
+            assert small[bound]["hf"].seconds.get("judge", 0) == 0
 
 
 def test_pilot_lengths_replace_the_estimates(tmp_path):
@@ -174,7 +318,7 @@ def test_pilot_lengths_replace_the_estimates(tmp_path):
     estimated = plan_cost(config, TASKS).rows[0]
     measured = plan_cost(config, TASKS, pilot=tmp_path).rows[0]
     assert "pilot run" in measured["lengths"]
-    assert measured["hf"].seconds["prompts"] > estimated["hf"].seconds["prompts"]  # 300 > the file's 105
+    assert measured["upper"]["hf"].seconds["prompts"] > estimated["upper"]["hf"].seconds["prompts"]  # 300 > 105
     with pytest.raises(InputError, match="no zero_shot generations of task mmlu"):
         plan_cost(paper_config(tasks=["gsm8k", "mmlu"]), TASKS, pilot=tmp_path)
 
@@ -200,6 +344,9 @@ def test_command_prints_the_table():
         check=True,
     ).stdout
     assert "| **all** |" in out and "NVIDIA H200" in out and "210 GPU jobs" in out
+    assert "### Realistic lengths" in out and "### Upper bound: every row decodes to its token budget" in out
+    assert "GPU-hours: realistic lengths **" in out and "rule-first cascade" in out
+    assert "share measured by benchmarks/cascade_share.py" in out and "prefix caching" in out
 
 
 def hub_models(n: int, base_only: bool = False) -> list[dict]:
@@ -224,10 +371,11 @@ def test_five_base_only_checkpoints_cost_half_of_five_pairs():
         for note in bases.notes
     )
     for full, half in zip(pairs.rows, bases.rows, strict=True):
-        for backend in ("hf", "vllm"):
-            assert half[backend].hours == pytest.approx(full[backend].hours / 2)
-            for phase, seconds in full[backend].seconds.items():
-                assert half[backend].seconds[phase] == pytest.approx(seconds / 2)
+        for bound in ("realistic", "upper"):
+            for backend in ("hf", "vllm"):
+                assert half[bound][backend].hours == pytest.approx(full[bound][backend].hours / 2)
+                for phase, seconds in full[bound][backend].seconds.items():
+                    assert half[bound][backend].seconds[phase] == pytest.approx(seconds / 2)
     mixed = plan_cost(paper_config(models=hub_models(2) + hub_models(3, base_only=True)[2:]), TASKS)
     assert any(" 5 model x role: 75 GPU jobs" in note for note in mixed.notes)
-    assert mixed.rows[0]["hf"].hours == pytest.approx(bases.rows[0]["hf"].hours)
+    assert mixed.rows[0]["upper"]["hf"].hours == pytest.approx(bases.rows[0]["upper"]["hf"].hours)
