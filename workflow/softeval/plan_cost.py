@@ -17,8 +17,8 @@ compute-bound at a stated fraction of the GPU's peak; decoding is bound by memor
 decoding step reads the weights once, and each row's step its KV cache), and on the HF backend
 also by its per-step overhead (kernel launches, the stop checks' sync): a step takes at least
 HF_STEP_S_PER_LAYER a layer, whatever its bytes, as measured on an H200. The
-HF backend decodes static batches of `generate.batch_size` rows, each until its slowest row has
-ended (softeval.engine.generate: finished rows leave, their KV cache with them); vLLM (CUDA
+HF backend keeps `generate.batch_size` rows in flight (softeval.engine.generate: continuous
+batching, finished rows leave with their KV cache and the next rows join); vLLM (CUDA
 graphs: the roofline alone) keeps `--vllm-concurrency` sequences in flight, as many as its KV
 memory holds, and drains each `generate.chunk_size` chunk to its slowest sequence; each of its
 evaluation jobs starts an engine (VLLM_ENGINE_START_S). Tuning and option scoring run on the HF
@@ -74,6 +74,9 @@ GPUS = {
 # bytes (the host's time, so the same on every GPU).
 HF_STEP_S_PER_LAYER = 145.8e-3 / 32
 HF_STEP_FIXED_S = 0.0
+# Continuous batching refills a batch when a quarter of its slots are free: between 3/4 and all of
+# them hold a row, 7/8 on average.
+HF_IN_FLIGHT = 7 / 8
 # vLLM's engine start (weights, KV-cache profiling, CUDA-graph capture, torch.compile): 1-2 minutes;
 # each evaluation job under `backend: vllm` starts one (softeval.jobs.evaluate)
 VLLM_ENGINE_START_S = 90.0
@@ -479,6 +482,23 @@ def gpu_jobs(config: dict[str, Any]) -> float:
     return evaluate_jobs(config) + tune_share
 
 
+def hf_steps(generate: dict[str, Any], lengths: TaskLengths, bound: str) -> float:
+    """Decoding steps of one unit on the HF backend (softeval.engine.generate.decode). Each chunk
+    (one generate call) keeps `batch_size` slots; when a quarter of them are free the next rows
+    join, so rows in flight average HF_IN_FLIGHT of the slots, and the chunk's last rows drain to
+    the slowest. Rows of equal length (the upper bound) end together: static batches."""
+    rows = int(lengths.rows)
+    chunk = min(generate.get("chunk_size") or rows, rows)
+    slots = min(generate["batch_size"], chunk)
+    full, rest = divmod(rows, chunk)
+    if bound == "upper":
+        batches = full * -(-chunk // slots) + -(-rest // slots)
+        return batches * lengths.slowest(bound, slots)
+    mean = lengths.decoded(bound)
+    drains = full + (rest > 0)
+    return rows * mean / (slots * HF_IN_FLIGHT) + drains * max(0.0, lengths.slowest(bound, slots) - mean)
+
+
 def decode_seconds(
     generate: dict[str, Any],
     lengths: TaskLengths,
@@ -490,16 +510,15 @@ def decode_seconds(
     concurrency: int = 256,
 ) -> float:
     """One unit's decoding. Each step reads the weights once; each row's step reads its KV cache
-    (its prompt and half its response on average). HF: static batches, each until its slowest row
-    has ended, a step at least its launches' time. vLLM: as many sequences in flight as its KV
+    (its prompt and half its response on average). HF: continuous batching (hf_steps), a step at
+    least its launches' time. vLLM: as many sequences in flight as its KV
     memory and `concurrency` allow, each chunk (evaluation.generate.chunk_size: one generate call)
     drained to its slowest sequence."""
     rows, mean = lengths.rows, lengths.decoded(bound)
     context = prompt + mean / 2
     kv = rows * mean * context * shape.kv_bytes_per_token  # every decoded token reads its row's cache
     if backend == "hf":
-        batch = min(generate["batch_size"], rows)
-        steps = -(-rows // generate["batch_size"]) * lengths.slowest(bound, batch)
+        steps = hf_steps(generate, lengths, bound)
         per_step = roof.bytes(2 * shape.params + kv / steps) if steps else 0.0
         return steps * max(per_step, hf_step_floor(shape))
     vllm = generate.get("vllm", {})
@@ -708,7 +727,9 @@ def plan_cost(
         f"{len(plan.tasks)} tasks, {units_per_task(config)} evaluated units each), "
         f"each starting in {job_start_s:g} s (CUDA, loading the model); under vLLM each evaluation job "
         f"also starts an engine ({vllm_start_s:g} s)",
-        f"HF decoding: static batches of {evaluation['generate']['batch_size']}, each until its slowest row ends; "
+        f"HF decoding: {evaluation['generate']['batch_size']} rows in flight, the next joining when a quarter "
+        f"have ended ({HF_IN_FLIGHT:.0%} on average), each chunk of {evaluation['generate'].get('chunk_size')} "
+        "drained to its slowest; "
         f"a step takes at least {HF_STEP_S_PER_LAYER * 1e3:.2f} ms a layer + {HF_STEP_FIXED_S * 1e3:g} ms "
         f"({hf_step_floor(ASSUMED_7B) * 1e3:.1f} ms for 32 layers, measured on an H200: benchmarks/README.md), "
         f"whatever its bytes; vLLM: up to {vllm_concurrency} sequences in flight, chunks of "

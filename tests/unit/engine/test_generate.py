@@ -296,3 +296,111 @@ def test_the_cache_is_reindexed_only_at_steps_where_a_row_ended(setup, monkeypat
     end_steps = {g.new_tokens + (g.stop_reason == "eos") for g in batched}  # the step each row ended at
     assert len(calls) <= len(end_steps) and all(0 < n < len(prompts) for n in calls)
     assert batched[0] == single[0]
+
+
+@pytest.mark.parametrize("vectors", [None, VECTORS], ids=["plain", "soft-prompt"])
+@pytest.mark.parametrize("shared", [False, True], ids=["own-prompts", "shared-prefix"])
+def test_rows_that_join_a_batch_mid_decode_give_one_at_a_time_results(
+    chaotic, world, tasks, vectors, shared, monkeypatch
+):
+    """Continuous batching (issue 41 item 7): when rows end, the next rows in the queue are
+    prefilled and join the batch, their cache padded to the batch's columns (after the shared
+    prefix, where there is one); the texts are those of one row at a time, and the batch never
+    holds more rows than its slots."""
+    from softeval.engine import generate as generation
+
+    model, tokenizer, prompts = chaotic
+    prefix = None
+    if shared:
+        task = tasks["world_numeric"]
+        train, test = task_examples(task, world, "train"), task_examples(task, world, "test")
+        method = build_prompts(task, "few_shot", test[:11], few_shot_examples(train, 2, 0, task))
+        prompts, prefix = method.prompts, method.shared_prefix
+    kwargs = {"vectors": vectors, "stops": (".", ","), "max_new_tokens": 12}
+    reference = generate_greedy(model, tokenizer, prompts, batch_size=1, use_cache=False, **kwargs)
+    joined, widest = [], []
+    real_join, real_keep = generation.join, generation.keep_rows
+
+    def spy_join(live, new, at):
+        joined.append((len(live.rows), len(new.rows), at))
+        out = real_join(live, new, at)
+        widest.append(len(out.rows))
+        return out
+
+    def spy_keep(live, keep, tokens, continuous):
+        out, tokens = real_keep(live, keep, tokens, continuous)
+        assert out.mask.any(dim=0).all()  # no column left that no row attends to
+        assert all(layer.keys.shape[2] == out.mask.shape[1] for layer in out.cache.layers)
+        return out, tokens
+
+    monkeypatch.setattr(generation, "join", spy_join)
+    monkeypatch.setattr(generation, "keep_rows", spy_keep)
+    continuous = generate_greedy(model, tokenizer, prompts, batch_size=4, shared_prefix=prefix, **kwargs)
+    assert continuous == reference
+    assert len(joined) >= 2 and max(widest) <= 4  # rows did join, never past the slots
+    assert {at for *_, at in joined} == (
+        {len(tokenizer(prefix)["input_ids"]) + (0 if vectors is None else 10)} if shared else {0}
+    )
+    assert len({g.new_tokens for g in reference}) > 1  # rows end at different steps
+
+
+def test_static_batches_where_the_cache_cannot_be_joined(chaotic, monkeypatch):
+    """A cache with a sliding-window layer (Gemma, Mistral) keeps its last window only: padding
+    would shift it, so such a batch is refilled only once every row has ended."""
+    from softeval.engine import generate as generation
+
+    model, tokenizer, prompts = chaotic
+    monkeypatch.setattr(generation, "mergeable", lambda cache: False)
+    monkeypatch.setattr(generation, "join", lambda *args: pytest.fail("joined a cache that cannot be joined"))
+    kwargs = {"stops": (".", ","), "max_new_tokens": 12}
+    assert generate_greedy(model, tokenizer, prompts, batch_size=4, **kwargs) == generate_greedy(
+        model, tokenizer, prompts, batch_size=1, **kwargs
+    )
+
+
+def test_only_full_attention_dynamic_caches_are_joined():
+    from transformers import DynamicCache, LlamaConfig
+
+    gemma2_like = LlamaConfig(
+        num_hidden_layers=2, sliding_window=4, layer_types=["sliding_attention", "full_attention"]
+    )
+    full = DynamicCache(config=LlamaConfig(num_hidden_layers=2))
+    windowed = DynamicCache(config=gemma2_like)
+    for cache in (full, windowed):
+        for layer in range(2):
+            cache.update(torch.zeros(1, 1, 3, 2), torch.zeros(1, 1, 3, 2), layer)
+    from softeval.engine.live_batch import mergeable
+
+    assert mergeable(full) and not mergeable(windowed) and not mergeable(None)
+
+
+def test_an_out_of_memory_mid_decode_keeps_the_rows_that_ended(chaotic, monkeypatch):
+    """An out-of-memory while rows join the batch restarts only the rows that had not ended, fewer
+    at a time (softeval.engine.backoff), with the same texts: nothing decoded is lost."""
+    from softeval.engine import generate as generation
+    from softeval.engine.backoff import BatchSize
+
+    model, tokenizer, prompts = chaotic
+    kwargs = {"stops": (".", ","), "max_new_tokens": 12}
+    reference = generate_greedy(model, tokenizer, prompts, batch_size=1, **kwargs)
+    real_join, real_prefill = generation.join, generation._prefill
+    prefilled = []
+
+    def join_fails_once(*args):
+        if not hasattr(join_fails_once, "failed"):
+            join_fails_once.failed = True
+            raise torch.OutOfMemoryError("CUDA out of memory")
+        return real_join(*args)
+
+    def counted(model, rows, *args):
+        prefilled.append(len(rows))
+        return real_prefill(model, rows, *args)
+
+    monkeypatch.setattr(generation, "join", join_fails_once)
+    monkeypatch.setattr(generation, "_prefill", counted)
+    size = BatchSize(4)
+    assert generate_greedy(model, tokenizer, prompts, batch_size=size, **kwargs) == reference
+    assert size.size == 2
+    # 4 rows prefilled; k of them ended and k more were prefilled to join (the out-of-memory); then
+    # the 11 - k rows that had not ended start again: the k that had are not decoded twice
+    assert prefilled[0] == 4 and sum(prefilled[2:]) == len(prompts) - prefilled[1]

@@ -152,15 +152,19 @@ def test_generation_backoff_gives_the_same_texts(tiny_model_dir, tasks, monkeypa
         tasks["world_numeric"].prompt({**NUMERIC, "question": f"In what year was X{i} founded?"}) for i in range(6)
     ]
     reference = generate_greedy(model, tokenizer, prompts, max_new_tokens=5, batch_size=1)
-    real = generation._generate_chunk
+    real = generation._prefill
+    prefilled = []
 
-    def small_memory(model, tokenizer, rows, *args):
+    def small_memory(model, rows, *args):
         if len(rows) > 2:
             raise torch.OutOfMemoryError("CUDA out of memory")
-        return real(model, tokenizer, rows, *args)
+        prefilled.append(len(rows))
+        return real(model, rows, *args)
 
-    monkeypatch.setattr(generation, "_generate_chunk", small_memory)
-    assert generate_greedy(model, tokenizer, prompts, max_new_tokens=5, batch_size=6) == reference
+    monkeypatch.setattr(generation, "_prefill", small_memory)
+    size = BatchSize(6)
+    assert generate_greedy(model, tokenizer, prompts, max_new_tokens=5, batch_size=size) == reference
+    assert size.size == 1 and sum(prefilled) == len(prompts)  # 6 -> 3 -> 1, each row prefilled once
 
 
 def test_tuning_backoff_accumulates_the_same_gradient(tiny_model_dir, tasks, monkeypatch):

@@ -3,7 +3,9 @@
 The soft prompt sits right before each row's query (after its padding) and positions follow
 the attention mask, so a row's output does not depend on what it is batched with. A row
 that stops (EOS, a stop string, or the token limit) leaves the batch and its KV cache rows
-are dropped: finished rows cost nothing.
+are dropped: finished rows cost nothing. The next rows of the queue are prefilled and join the
+batch when a quarter of its slots are free (continuous batching: a batch does not wait for its
+slowest row with most of its rows gone), their cache padded with masked columns to the batch's.
 
 A second reading (`also`: another tool's stop strings and token budget, lm-evaluation-harness's
 for the lm_eval columns) keeps a row going until both readings have ended, so one greedy pass
@@ -21,8 +23,9 @@ from typing import Any
 import torch
 
 from softeval.data.answers import cut_at_stop
-from softeval.engine.backoff import BatchSize, in_batches
+from softeval.engine.backoff import BatchSize
 from softeval.engine.context import keep_last, prompt_limit
+from softeval.engine.live_batch import Live, join, keep_rows, mergeable
 from softeval.engine.models import input_device
 from softeval.engine.softprompt import insert_soft_prompt
 
@@ -77,10 +80,15 @@ def generate_greedy(
     prefix = encode_prefix(model, tokenizer, rows, vectors, shared_prefix) if use_cache and shared_prefix else None
     eos_ids = stop_token_ids(model, tokenizer) | set(stop_ids)
 
-    def run(chunk: Sequence[list[int]]) -> list[Generation]:
-        return _generate_chunk(model, tokenizer, list(chunk), vectors, prefix, readings, use_cache, eos_ids)
-
-    generations = in_batches(rows, batch_size, run, "generate")
+    size = batch_size if isinstance(batch_size, BatchSize) else BatchSize(batch_size)
+    results: dict[int, Generation] = {}
+    while len(results) < len(rows):
+        pending = [i for i in range(len(rows)) if i not in results]
+        try:
+            decode(model, tokenizer, rows, pending, size.size, vectors, prefix, readings, use_cache, eos_ids, results)
+        except torch.OutOfMemoryError:  # rows that ended are kept; the rest start again, fewer at a time
+            size.halve("generate")
+    generations = [results[i] for i in range(len(rows))]
     return [replace(g, truncated=cut) if cut else g for g, (_, cut) in zip(generations, kept, strict=True)]
 
 
@@ -212,77 +220,92 @@ def _prefill(
     return out.logits[:, -1], mask, positions, embeds, out.cache if use_cache else None
 
 
-def _generate_chunk(
+def decode(
     model: Any,
     tokenizer: Any,
     rows: list[list[int]],
+    order: list[int],
+    slots: int,
     vectors: torch.Tensor | None,
     prefix: Prefix | None,
     readings: list[Until],
     use_cache: bool,
     eos_ids: set[int],
-) -> list[Generation]:
-    """Each row's continuation, read once per reading; a row leaves the batch when all have ended."""
-    next_logits, mask, positions, embeds, cache = _prefill(
-        model, rows, vectors, prefix, tokenizer.pad_token_id, use_cache
-    )
-    prompt_tokens = [len(row) for row in rows]
+    results: dict[int, Generation],
+) -> None:
+    """Decode rows `order` with at most `slots` in flight, each result into `results` as it ends.
+
+    Continuous batching: when a quarter of the slots are free, the next rows in the queue are
+    prefilled and join the batch, so a batch does not wait for its slowest row with most of its
+    rows gone. Rows stay independent (a row's attention and positions see only its own columns),
+    so the results are those of one row at a time. Without a cache, or with a cache that cannot
+    be joined (mergeable), a batch is refilled only once it is empty: static batches."""
+    queue = list(order)
     windows = [tail_window(reading.stops) for reading in readings]
-    new_ids: list[list[int]] = [[] for _ in rows]
-    ended: list[list[Generation | None]] = [[None] * len(readings) for _ in rows]
-    active = list(range(len(rows)))  # original row of each live batch row
-    for _ in range(max(reading.max_new_tokens for reading in readings)):
-        tokens = next_logits.argmax(dim=-1)
+    new_ids: dict[int, list[int]] = {row: [] for row in order}
+    ended: dict[int, list[Generation | None]] = {row: [None] * len(readings) for row in order}
+    at = prefix.length if prefix is not None else 0
+    live: Live | None = None
+    continuous = False
+    while live is not None or queue:
+        free = slots - (len(live.rows) if live is not None else 0)
+        if queue and (live is None or (continuous and free >= max(1, slots // 4))):
+            admitted, queue = queue[:free], queue[free:]
+            logits, mask, positions, embeds, cache = _prefill(
+                model, [rows[i] for i in admitted], vectors, prefix, tokenizer.pad_token_id, use_cache
+            )
+            new = Live(admitted, mask, positions, cache, None if use_cache else embeds, logits)
+            if live is None:
+                live, continuous = new, use_cache and mergeable(cache)
+            else:
+                live = join(live, new, at)
+        tokens = live.logits.argmax(dim=-1)
         chosen = tokens.tolist()
         keep = []
-        for live, row in enumerate(active):
-            token, ids, done = chosen[live], new_ids[row], ended[row]
+        for batch_row, row in enumerate(live.rows):
+            token, ids, done = chosen[batch_row], new_ids[row], ended[row]
             if token in eos_ids:
                 for r, reading in enumerate(readings):
                     if done[r] is None:
-                        done[r] = _finish(tokenizer, ids, "eos", prompt_tokens[row], reading.stops)
-                continue
-            ids.append(token)
-            for r, reading in enumerate(readings):
-                if done[r] is not None:
-                    continue
-                if stop_string_seen(tokenizer, ids, reading.stops, windows[r]):
-                    done[r] = _finish(tokenizer, ids, "stop", prompt_tokens[row], reading.stops)
-                elif len(ids) == reading.max_new_tokens:
-                    done[r] = _finish(tokenizer, ids, "length", prompt_tokens[row], reading.stops)
-            if any(generation is None for generation in done):
-                keep.append(live)
-        if not keep:
-            break
-        if len(keep) < len(active):  # some rows ended: drop them (their cache rows too)
-            index = torch.tensor(keep, device=tokens.device)
-            active = [active[i] for i in keep]
-            tokens, mask, positions = tokens[index], mask[index], positions[index]
-            if use_cache:
-                cache.batch_select_indices(index)
+                        done[r] = _finish(tokenizer, ids, "eos", len(rows[row]), reading.stops)
             else:
-                embeds = embeds[index]
+                ids.append(token)
+                for r, reading in enumerate(readings):
+                    if done[r] is not None:
+                        continue
+                    if stop_string_seen(tokenizer, ids, reading.stops, windows[r]):
+                        done[r] = _finish(tokenizer, ids, "stop", len(rows[row]), reading.stops)
+                    elif len(ids) == reading.max_new_tokens:
+                        done[r] = _finish(tokenizer, ids, "length", len(rows[row]), reading.stops)
+            if all(generation is not None for generation in done):
+                results[row] = _combined(done)
+            else:
+                keep.append(batch_row)
+        if not keep:
+            live = None  # every row ended: the next rows are a fresh batch
+            continue
+        if len(keep) < len(live.rows):  # some rows ended: drop them (their cache rows too)
+            live, tokens = keep_rows(live, keep, tokens, continuous)
         # Nothing ended (most steps): no copy of the cache, mask or positions.
-        mask = torch.cat([mask, torch.ones(len(keep), 1, dtype=mask.dtype, device=mask.device)], dim=1)
-        positions = torch.cat([positions, positions[:, -1:] + 1], dim=1)
+        mask = torch.cat([live.mask, torch.ones(len(keep), 1, dtype=live.mask.dtype, device=live.mask.device)], dim=1)
+        positions = torch.cat([live.positions, live.positions[:, -1:] + 1], dim=1)
         next_tokens = tokens.unsqueeze(1)
         if use_cache:
             step_out = model(
                 input_ids=next_tokens,
                 attention_mask=mask,
                 position_ids=positions[:, -1:],
-                cache=cache,
+                cache=live.cache,
                 use_cache=True,
                 logits_to_keep=1,
             )
-            cache = step_out.cache
+            live = replace(live, mask=mask, positions=positions, cache=step_out.cache, logits=step_out.logits[:, -1])
         else:
-            embeds = torch.cat([embeds, model.get_input_embeddings()(next_tokens)], dim=1)
+            embeds = torch.cat([live.embeds, model.get_input_embeddings()(next_tokens)], dim=1)
             step_out = model(
                 inputs_embeds=embeds, attention_mask=mask, position_ids=positions, use_cache=False, logits_to_keep=1
             )
-        next_logits = step_out.logits[:, -1]
-    return [_combined(done) for done in ended]
+            live = replace(live, mask=mask, positions=positions, embeds=embeds, logits=step_out.logits[:, -1])
 
 
 def _combined(done: list[Generation | None]) -> Generation:
