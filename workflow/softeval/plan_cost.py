@@ -20,7 +20,7 @@ HF_STEP_S_PER_LAYER a layer, whatever its bytes, as measured on an H200. The
 HF backend keeps `generate.batch_size` rows in flight (softeval.engine.generate: continuous
 batching, finished rows leave with their KV cache and the next rows join); vLLM (CUDA
 graphs: the roofline alone) keeps `--vllm-concurrency` sequences in flight, as many as its KV
-memory holds, and drains each `generate.chunk_size` chunk to its slowest sequence; each of its
+memory holds, and drains each engine call (VLLM_WINDOW prompts) to its slowest sequence; each of its
 evaluation jobs starts an engine (VLLM_ENGINE_START_S). Tuning and option scoring run on the HF
 path under both backends.
 The judge (an LLM judge: hf, openai) runs behind the rule-first cascade (evaluation.judge.cascade,
@@ -46,6 +46,7 @@ from softeval.data.tasks import OPTIONS_MAX, TRAIN_MAX, Task
 from softeval.layout import GENERATIONS, parse_unit_path
 from softeval.plan import MODEL_JOB_RULES, Plan, soft_prompt_steps
 from softeval.schema import InputError
+from softeval.settings import VLLM_WINDOW
 from softeval.shipped import workflow_root
 
 
@@ -483,20 +484,17 @@ def gpu_jobs(config: dict[str, Any]) -> float:
 
 
 def hf_steps(generate: dict[str, Any], lengths: TaskLengths, bound: str) -> float:
-    """Decoding steps of one unit on the HF backend (softeval.engine.generate.decode). Each chunk
-    (one generate call) keeps `batch_size` slots; when a quarter of them are free the next rows
-    join, so rows in flight average HF_IN_FLIGHT of the slots, and the chunk's last rows drain to
-    the slowest. Rows of equal length (the upper bound) end together: static batches."""
+    """Decoding steps of one unit on the HF backend (softeval.engine.generate.decode): every row of
+    the unit in flight (softeval.engine.chunks.write_streamed) through `batch_size` slots; when a
+    quarter of them are free the next rows join, so rows in flight average HF_IN_FLIGHT of the
+    slots, and the last rows drain to the slowest. Rows of equal length (the upper bound) end
+    together: static batches."""
     rows = int(lengths.rows)
-    chunk = min(generate.get("chunk_size") or rows, rows)
-    slots = min(generate["batch_size"], chunk)
-    full, rest = divmod(rows, chunk)
+    slots = min(generate["batch_size"], rows)
     if bound == "upper":
-        batches = full * -(-chunk // slots) + -(-rest // slots)
-        return batches * lengths.slowest(bound, slots)
+        return -(-rows // slots) * lengths.slowest(bound, slots)
     mean = lengths.decoded(bound)
-    drains = full + (rest > 0)
-    return rows * mean / (slots * HF_IN_FLIGHT) + drains * max(0.0, lengths.slowest(bound, slots) - mean)
+    return rows * mean / (slots * HF_IN_FLIGHT) + max(0.0, lengths.slowest(bound, slots) - mean)
 
 
 def decode_seconds(
@@ -512,8 +510,8 @@ def decode_seconds(
     """One unit's decoding. Each step reads the weights once; each row's step reads its KV cache
     (its prompt and half its response on average). HF: continuous batching (hf_steps), a step at
     least its launches' time. vLLM: as many sequences in flight as its KV
-    memory and `concurrency` allow, each chunk (evaluation.generate.chunk_size: one generate call)
-    drained to its slowest sequence."""
+    memory and `concurrency` allow, each window of VLLM_WINDOW prompts (one engine call) drained to
+    its slowest sequence."""
     rows, mean = lengths.rows, lengths.decoded(bound)
     context = prompt + mean / 2
     kv = rows * mean * context * shape.kv_bytes_per_token  # every decoded token reads its row's cache
@@ -528,7 +526,7 @@ def decode_seconds(
     fits = int(free // (context * shape.kv_bytes_per_token))
     if fits < 1:
         raise InputError(f"the model's weights and one sequence do not fit in {roof.gpu.name}'s memory")
-    chunk = min(generate.get("chunk_size", rows), rows)
+    chunk = min(VLLM_WINDOW, rows)
     sequences = min(concurrency, chunk, fits)
     chunks = -(-rows // chunk)
     steps = max(rows * mean / sequences, chunks * lengths.slowest(bound, chunk))
@@ -728,12 +726,11 @@ def plan_cost(
         f"each starting in {job_start_s:g} s (CUDA, loading the model); under vLLM each evaluation job "
         f"also starts an engine ({vllm_start_s:g} s)",
         f"HF decoding: {evaluation['generate']['batch_size']} rows in flight, the next joining when a quarter "
-        f"have ended ({HF_IN_FLIGHT:.0%} on average), each chunk of {evaluation['generate'].get('chunk_size')} "
-        "drained to its slowest; "
+        f"have ended ({HF_IN_FLIGHT:.0%} on average), every row of a unit in flight; "
         f"a step takes at least {HF_STEP_S_PER_LAYER * 1e3:.2f} ms a layer + {HF_STEP_FIXED_S * 1e3:g} ms "
         f"({hf_step_floor(ASSUMED_7B) * 1e3:.1f} ms for 32 layers, measured on an H200: benchmarks/README.md), "
-        f"whatever its bytes; vLLM: up to {vllm_concurrency} sequences in flight, chunks of "
-        f"{evaluation['generate'].get('chunk_size')} drained to their slowest",
+        f"whatever its bytes; vLLM: up to {vllm_concurrency} sequences in flight, engine calls of "
+        f"{VLLM_WINDOW:,} prompts drained to their slowest",
         "lengths: the upper bound runs every row to its budget (and to lm-evaluation-harness's 256 tokens where a "
         "task records the harness's reading); the realistic one stops rows after the lengths measured by "
         f"{MEASURED_SOURCE} (a row whose end no reading saw there runs to its budget), or after the task file's "

@@ -205,6 +205,13 @@ class GenerateSettings(JobSettings):
     vllm: dict[str, Any]
 
 
+# Prompts per vLLM engine call (softeval.engine.backends.VLLMBackend). `LLM.generate` returns when
+# all its requests have ended, so each call drains to its slowest sequence and saves nothing before:
+# a window many times the sequences in flight (256) drains rarely and loses at most one window to a
+# kill. plan-cost prices the drains from it.
+VLLM_WINDOW = 4096
+
+
 @job_settings("evaluation.loglik")
 class LoglikSettings(JobSettings):
     """Option log-likelihoods (loglik, evaluate): evaluation.loglik plus few_shot_k and seed."""

@@ -55,8 +55,10 @@ def test_the_hf_backend_is_softevals_generator(tiny_model_dir):
     prompts = ["Question: What is the capital of Norland?\nAnswer:", "Q: 2+2?\nA:", "Hello"]
     vectors = torch.randn(3, model.get_input_embeddings().weight.shape[1]) * 0.01
     for soft in (None, vectors):
-        mine = backend.generate(
+        stream = backend.stream(
             model, tokenizer, prompts, vectors=soft, stops=["\n"], max_new_tokens=5, shared_prefix=None
         )
+        ended = dict(stream)
+        mine = [ended[i] for i in range(len(prompts))]
         direct = generate_greedy(model, tokenizer, prompts, vectors=soft, stops=["\n"], max_new_tokens=5, batch_size=2)
         assert mine == direct

@@ -404,3 +404,34 @@ def test_an_out_of_memory_mid_decode_keeps_the_rows_that_ended(chaotic, monkeypa
     # 4 rows prefilled; k of them ended and k more were prefilled to join (the out-of-memory); then
     # the 11 - k rows that had not ended start again: the k that had are not decoded twice
     assert prefilled[0] == 4 and sum(prefilled[2:]) == len(prompts) - prefilled[1]
+
+
+def test_rows_are_yielded_as_they_end_with_grad_off_inside(chaotic):
+    """iter_greedy (what a job streams into its chunk files): each prompt's generation as soon as
+    it ends, so the order follows the rows' lengths; the model runs without autograd even when
+    the caller has it on, and the caller's mode is left as it was."""
+    from softeval.engine.generate import iter_greedy
+
+    model, tokenizer, prompts = chaotic
+    kwargs = {"stops": (".", ","), "max_new_tokens": 12}
+    modes = []
+    forward = model.forward
+
+    def spy(*args, **kw):
+        modes.append(torch.is_grad_enabled())
+        return forward(*args, **kw)
+
+    model.forward = spy
+    try:
+        order = []
+        for index, generation in iter_greedy(model, tokenizer, prompts, batch_size=len(prompts), **kwargs):
+            assert torch.is_grad_enabled()
+            order.append((index, generation))
+    finally:
+        del model.forward
+    assert modes and not any(modes)
+    indices = [i for i, _ in order]
+    assert sorted(indices) == list(range(len(prompts))) and indices != sorted(indices)
+    lengths = [g.new_tokens + (g.stop_reason == "eos") for _, g in order]
+    assert lengths == sorted(lengths)  # one batch: a row that ends earlier comes out earlier
+    assert dict(order) == dict(enumerate(generate_greedy(model, tokenizer, prompts, batch_size=1, **kwargs)))

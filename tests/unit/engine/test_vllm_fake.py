@@ -288,3 +288,29 @@ def test_an_engine_that_would_not_fit_is_one_error_naming_who_holds_the_gpu(fake
     assert "\n" not in message and "this job still holds 30.0 GiB" in message
     assert "gpu_memory_utilization" in message and FakeLLM.started == []
     del kept
+
+
+def test_vllm_takes_a_jobs_prompts_in_windows_of_many_chunks(fake_vllm, tiny_model_dir, monkeypatch):
+    """Issue 41 item 8: every prompt of a job goes to the engine in a few large calls (VLLM_WINDOW
+    prompts, not a chunk of 256 each drained to its slowest sequence), and each prompt's generation
+    comes back under its own index."""
+    from softeval.engine import backends
+
+    backend = backends.backend_for(GenerateSettings.parse({"backend": "vllm", "few_shot_k": 0, "seed": 0}, "g"))
+    assert backend.window == backends.VLLM_WINDOW >= 16 * 256  # many times the sequences vLLM keeps in flight
+    backend.window = 4
+    model, tokenizer, _ = backend.load(str(tiny_model_dir), ModelOptions(dtype="float32"), 1)
+    calls = []
+    real = model.generate
+
+    def counted(prompts, *args):
+        calls.append(len(prompts))
+        return real(prompts, *args)
+
+    monkeypatch.setattr(model, "generate", counted)
+    prompts = [f"Question: In what year was Norland {i} founded?\nAnswer:" for i in range(10)]
+    streamed = list(
+        backend.stream(model, tokenizer, prompts, vectors=None, stops=["\n"], max_new_tokens=6, shared_prefix=None)
+    )
+    assert calls == [4, 4, 2] and [i for i, _ in streamed] == list(range(10))
+    assert all(g.prompt_tokens == len(tokenizer(p)["input_ids"]) for (i, g), p in zip(streamed, prompts, strict=True))

@@ -136,25 +136,36 @@ def test_generation_resumes_after_a_kill_with_the_same_file(workspace, tasks, mo
     whole = workspace / "whole.jsonl"
     run_generate(settings=SETTINGS, **job(workspace, tasks, "world_numeric", "few_shot", {None: whole}))
 
-    real = generate_backends.generate_greedy
-    calls = []
+    from softeval.engine import chunks as chunk_files
 
-    def dies_on_second_chunk(*args, **kwargs):
-        calls.append(1)
-        if len(calls) == 2:
+    real_write = chunk_files.atomic_write_jsonl
+    writes = []
+
+    def dies_on_second_chunk(path, rows):
+        writes.append(path)
+        if len(writes) == 2:
             raise KeyboardInterrupt  # as if the job were killed mid-run
-        return real(*args, **kwargs)
+        return real_write(path, rows)
 
     out = workspace / "killed.jsonl"
-    monkeypatch.setattr(generate_backends, "generate_greedy", dies_on_second_chunk)
+    monkeypatch.setattr(chunk_files, "atomic_write_jsonl", dies_on_second_chunk)
     with pytest.raises(KeyboardInterrupt):
         run_generate(settings=SETTINGS, **job(workspace, tasks, "world_numeric", "few_shot", {None: out}))
     assert not out.exists() and len(list(parts_dir(out).glob("0*.jsonl"))) == 1
-    calls.clear()
-    monkeypatch.setattr(generate_backends, "generate_greedy", lambda *a, **k: (calls.append(1), real(*a, **k))[1])
+    monkeypatch.setattr(chunk_files, "atomic_write_jsonl", real_write)
+    real = generate_backends.iter_greedy
+    in_flight = []
+
+    def counted(model, tokenizer, prompts, **kwargs):
+        in_flight.append(len(prompts))
+        return real(model, tokenizer, prompts, **kwargs)
+
+    monkeypatch.setattr(generate_backends, "iter_greedy", counted)
     run_generate(settings=SETTINGS, **job(workspace, tasks, "world_numeric", "few_shot", {None: out}))
     assert out.read_bytes() == whole.read_bytes()
-    assert len(calls) == 2  # 15 test examples, chunks of 5: the first chunk was not redone
+    # 15 test examples, chunks of 5: the two missing chunks' 10 rows in flight together, the saved
+    # chunk's 5 not redone
+    assert in_flight == [10]
 
 
 def test_judge_takes_closed_knowledge_from_option_likelihoods(workspace, tasks):
@@ -195,19 +206,19 @@ def test_a_failed_job_leaves_no_provenance_beside_missing_outputs(workspace, tas
     outs = {step: workspace / f"fail-step{step}.jsonl" for step in (0, 4)}
     old = workspace / "fail-step4.meta.json"
     old.write_text("{}")
-    real = generate_backends.generate_greedy
+    real = generate_backends.iter_greedy
 
     def dies_at_step_four(model, tokenizer, prompts_, vectors=None, **kwargs):
         if vectors is not None and not torch.equal(vectors, load_prompt(prompts[0])[0]):
             raise RuntimeError("killed")
         return real(model, tokenizer, prompts_, vectors=vectors, **kwargs)
 
-    monkeypatch.setattr(generate_backends, "generate_greedy", dies_at_step_four)
+    monkeypatch.setattr(generate_backends, "iter_greedy", dies_at_step_four)
     with pytest.raises(RuntimeError, match="killed"):
         run_generate(settings=SETTINGS, **job(workspace, tasks, "world_numeric", "soft_prompt", outs, prompts))
     assert outs[0].exists() and not outs[4].exists()  # Snakemake removes outs[0] as a failed job's output
     assert sorted(workspace.glob("fail-step*.meta.json")) == []
-    monkeypatch.setattr(generate_backends, "generate_greedy", real)
+    monkeypatch.setattr(generate_backends, "iter_greedy", real)
     run_generate(settings=SETTINGS, **job(workspace, tasks, "world_numeric", "soft_prompt", outs, prompts))
     assert sorted(p.name for p in workspace.glob("fail-step*.meta.json")) == [f"fail-step{s}.meta.json" for s in (0, 4)]
 
@@ -264,14 +275,14 @@ def test_one_evaluate_job_writes_the_files_of_one_job_per_method(workspace, task
 def test_a_failed_evaluate_job_leaves_no_provenance(workspace, tasks, monkeypatch):
     """Dying in the few-shot generations, after the option files and zero-shot responses are
     written, leaves no .meta.json at all (Snakemake removes the job's outputs)."""
-    real = generate_backends.generate_greedy
+    real = generate_backends.iter_greedy
 
     def dies_on_few_shot(model, tokenizer, prompts_, **kwargs):
         if kwargs.get("shared_prefix", "").count("Answer") > 1:  # the shots are in the prefix
             raise RuntimeError("killed")
         return real(model, tokenizer, prompts_, **kwargs)
 
-    monkeypatch.setattr(generate_backends, "generate_greedy", dies_on_few_shot)
+    monkeypatch.setattr(generate_backends, "iter_greedy", dies_on_few_shot)
     folder = workspace / "failed"
     with pytest.raises(RuntimeError, match="killed"):
         evaluate_unit(workspace, tasks, folder, ["zero_shot", "few_shot"])

@@ -1,7 +1,8 @@
 """Generation backends: one small protocol, chosen by name (evaluation.generate.backend).
 
-A backend loads what it generates with and returns greedy texts for prompts, with an
-optional soft prompt before each. "hf" is softeval's own generator on the Hugging Face model
+A backend loads what it generates with and streams greedy texts for prompts, with an
+optional soft prompt before each, as each one ends (a job saves each chunk of rows as soon as
+it is complete: softeval.engine.chunks.write_streamed). "hf" is softeval's own generator on the Hugging Face model
 (the reference every invariant test checks); "vllm" hands the same token ids, or the soft
 prompt's vectors followed by the prompt's embeddings, to a vLLM engine. Jobs ask the registry
 for a backend by name and never branch on which one it is.
@@ -9,16 +10,16 @@ for a backend by name and never branch on which one it is.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from typing import Any, ClassVar, Protocol
 
 import torch
 
-from softeval.engine.generate import Generation, Until, generate_greedy, stop_token_ids
+from softeval.engine.generate import Generation, Until, iter_greedy, stop_token_ids
 from softeval.engine.methods import ChatWrap
 from softeval.engine.models import ModelOptions, load_model
 from softeval.registry import Registry
-from softeval.settings import GenerateSettings
+from softeval.settings import VLLM_WINDOW, GenerateSettings
 
 
 class GenerationBackend(Protocol):
@@ -35,7 +36,7 @@ class GenerationBackend(Protocol):
         `soft_prompt`: the engine will be given soft prompts (vLLM: prompt embeddings on)."""
         ...
 
-    def generate(
+    def stream(
         self,
         model: Any,
         tokenizer: Any,
@@ -47,9 +48,11 @@ class GenerationBackend(Protocol):
         shared_prefix: str | None,
         stop_ids: Sequence[int] = (),
         also: Until | None = None,
-    ) -> list[Generation]:
-        """`stop_ids`: end-of-turn tokens beyond the model's EOS (a chat template's); `also`: a
-        second reading of each continuation (another tool's stops and budget), in `also_text`."""
+    ) -> Iterator[tuple[int, Generation]]:
+        """(index of the prompt, generation) as each continuation ends, every prompt in flight as
+        far as the backend allows. `stop_ids`: end-of-turn tokens beyond the model's EOS (a chat
+        template's); `also`: a second reading of each continuation (another tool's stops and
+        budget), in `also_text`."""
         ...
 
 
@@ -72,7 +75,7 @@ class HFBackend:
     ) -> tuple[Any, Any, ChatWrap | None]:
         return load_with_chat(ref, options, threads)
 
-    def generate(
+    def stream(
         self,
         model: Any,
         tokenizer: Any,
@@ -84,8 +87,8 @@ class HFBackend:
         shared_prefix: str | None,
         stop_ids: Sequence[int] = (),
         also: Until | None = None,
-    ) -> list[Generation]:
-        return generate_greedy(
+    ) -> Iterator[tuple[int, Generation]]:
+        return iter_greedy(
             model,
             tokenizer,
             prompts,
@@ -106,6 +109,7 @@ class VLLMBackend:
 
     def __init__(self, settings: GenerateSettings) -> None:
         self.engine = settings.vllm
+        self.window = VLLM_WINDOW  # prompts per engine call (softeval.settings.VLLM_WINDOW: why)
 
     def load(
         self, ref: str, options: ModelOptions, threads: int, *, soft_prompt: bool = False
@@ -115,7 +119,7 @@ class VLLMBackend:
         model = VLLMModel(ref, options, self.engine, prompt_embeds=soft_prompt)
         return model, model.tokenizer, ChatWrap.from_tokenizer(model.tokenizer) if options.chat_template else None
 
-    def generate(
+    def stream(
         self,
         model: Any,
         tokenizer: Any,
@@ -127,9 +131,11 @@ class VLLMBackend:
         shared_prefix: str | None,
         stop_ids: Sequence[int] = (),
         also: Until | None = None,
-    ) -> list[Generation]:
+    ) -> Iterator[tuple[int, Generation]]:
         eos_ids = stop_token_ids(model, tokenizer) | set(stop_ids)
-        return model.generate(prompts, vectors, stops, max_new_tokens, eos_ids, also)
+        for start in range(0, len(prompts), self.window):
+            window = prompts[start : start + self.window]
+            yield from enumerate(model.generate(window, vectors, stops, max_new_tokens, eos_ids, also), start)
 
 
 BACKENDS: Registry[Callable[[GenerateSettings], GenerationBackend]] = Registry(

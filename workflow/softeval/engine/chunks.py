@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import json
 import shutil
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -32,8 +32,30 @@ def write_in_chunks(
     on_chunk: Callable[[int], None] | None = None,
     on_reused: Callable[[int], None] | None = None,
 ) -> int:
-    """Write produce(chunk) for every chunk of `items` to `out`; returns how many chunks were computed.
+    """Write produce(chunk) for every chunk of `items` to `out`, one chunk at a time; returns how
+    many chunks were computed (write_streamed: the same with every missing chunk in flight)."""
 
+    def one_by_one(chunks: list[Sequence[Any]]) -> Iterator[tuple[int, list[dict[str, Any]]]]:
+        for index, chunk in enumerate(chunks):
+            yield index, produce(chunk)
+
+    return write_streamed(out, items, one_by_one, fingerprint, chunk_size, on_chunk, on_reused)
+
+
+def write_streamed(
+    out: Path | str,
+    items: Sequence[Any],
+    stream: Callable[[list[Sequence[Any]]], Iterator[tuple[int, list[dict[str, Any]]]]],
+    fingerprint: dict[str, Any],
+    chunk_size: int,
+    on_chunk: Callable[[int], None] | None = None,
+    on_reused: Callable[[int], None] | None = None,
+) -> int:
+    """Write every chunk of `items` to `out`; returns how many chunks were computed.
+
+    stream(missing chunks) yields (index in that list, rows) as each chunk is complete, in any
+    order: a generator that keeps every missing row in flight (softeval.engine.generate) writes
+    each chunk as soon as its last row ends, so a killed job loses only the rows in flight.
     `on_chunk(n_items)` is called after each computed chunk, `on_reused(n_items)` once, before
     any is computed, with the items a killed run already finished (progress reporting: a
     resumed bar starts where the killed one stopped and ends at 100 %).
@@ -48,20 +70,26 @@ def write_in_chunks(
     if not stamp.is_file():
         atomic_write_json(stamp, {"hash": digest, "fingerprint": fingerprint})
     starts = range(0, len(items), chunk_size)
-    done = [index for index in range(len(starts)) if (parts / f"{index:05d}.jsonl").is_file()]
-    if on_reused and done:
-        on_reused(sum(len(items[starts[index] : starts[index] + chunk_size]) for index in done))
-    computed = 0
-    for index, start in enumerate(starts):
-        chunk_path = parts / f"{index:05d}.jsonl"
-        if chunk_path.is_file():
-            continue
-        chunk = items[start : start + chunk_size]
-        atomic_write_jsonl(chunk_path, produce(chunk))
-        computed += 1
-        if on_chunk:
-            on_chunk(len(chunk))
+    chunks = [items[start : start + chunk_size] for start in starts]
+    missing = [index for index in range(len(chunks)) if not (parts / f"{index:05d}.jsonl").is_file()]
+    reused = len(items) - sum(len(chunks[index]) for index in missing)
+    if on_reused and reused:
+        on_reused(reused)
+    written: set[int] = set()
+    if missing:
+        for position, rows in stream([chunks[index] for index in missing]):
+            index = missing[position]
+            if position in written:
+                raise RuntimeError(f"{out}: chunk {index} was produced twice")
+            if len(rows) != len(chunks[index]):
+                raise RuntimeError(f"{out}: chunk {index} has {len(rows)} rows for {len(chunks[index])} items")
+            atomic_write_jsonl(parts / f"{index:05d}.jsonl", rows)
+            written.add(position)
+            if on_chunk:
+                on_chunk(len(rows))
+    if len(written) < len(missing):
+        raise RuntimeError(f"{out}: {len(missing) - len(written)} chunks were not produced")
     text = "".join((parts / f"{index:05d}.jsonl").read_text(encoding="utf-8") for index in range(len(starts)))
     atomic_write_text(out, text)
     shutil.rmtree(parts)
-    return computed
+    return len(written)

@@ -16,7 +16,7 @@ would (greedy decoding: the longer run only extends the shorter one).
 from __future__ import annotations
 
 import copy
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, replace
 from typing import Any
 
@@ -49,7 +49,6 @@ class Until:
     max_new_tokens: int
 
 
-@torch.no_grad()
 def generate_greedy(
     model: Any,
     tokenizer: Any,
@@ -63,13 +62,48 @@ def generate_greedy(
     stop_ids: Iterable[int] = (),
     also: Until | None = None,
 ) -> list[Generation]:
-    """Greedy continuations of `prompts`, cut at the first stop string.
+    """Greedy continuations of `prompts`, cut at the first stop string, in the prompts' order.
 
     With `shared_prefix` (text every prompt starts with) and the KV cache on, the prefix and
     the soft prompt before it are encoded once and their cache is reused for every batch.
     `stop_ids`: end-of-turn tokens beyond the model's EOS (a chat template's, ChatWrap.end_of_turn).
     `also`: a second reading of each continuation (Generation.also_text).
     """
+    ended = dict(
+        iter_greedy(
+            model,
+            tokenizer,
+            prompts,
+            vectors,
+            stops,
+            max_new_tokens,
+            batch_size,
+            use_cache,
+            shared_prefix,
+            stop_ids,
+            also,
+        )
+    )
+    return [ended[i] for i in range(len(prompts))]
+
+
+@torch.no_grad()  # a generator: grad mode is off while it runs, restored while its caller does
+def iter_greedy(
+    model: Any,
+    tokenizer: Any,
+    prompts: Sequence[str],
+    vectors: torch.Tensor | None = None,
+    stops: Sequence[str] = ("\n",),
+    max_new_tokens: int = 32,
+    batch_size: int | BatchSize = 16,
+    use_cache: bool = True,
+    shared_prefix: str | None = None,
+    stop_ids: Iterable[int] = (),
+    also: Until | None = None,
+) -> Iterator[tuple[int, Generation]]:
+    """generate_greedy's continuations as they end: (index of the prompt, generation), every
+    prompt in flight (up to `batch_size` at a time), so a caller can save each as soon as it ends.
+    On GPU out-of-memory the rows not yet ended start again, fewer at a time."""
     if max_new_tokens < 1 or (also is not None and also.max_new_tokens < 1):
         raise ValueError("max_new_tokens must be at least 1")
     readings = [Until(tuple(stops), max_new_tokens), *([also] if also is not None else [])]
@@ -79,17 +113,19 @@ def generate_greedy(
     rows = [ids for ids, _ in kept]
     prefix = encode_prefix(model, tokenizer, rows, vectors, shared_prefix) if use_cache and shared_prefix else None
     eos_ids = stop_token_ids(model, tokenizer) | set(stop_ids)
-
     size = batch_size if isinstance(batch_size, BatchSize) else BatchSize(batch_size)
-    results: dict[int, Generation] = {}
-    while len(results) < len(rows):
-        pending = [i for i in range(len(rows)) if i not in results]
+    done: set[int] = set()
+    while len(done) < len(rows):
+        pending = [i for i in range(len(rows)) if i not in done]
         try:
-            decode(model, tokenizer, rows, pending, size.size, vectors, prefix, readings, use_cache, eos_ids, results)
+            for row, generation in decode(
+                model, tokenizer, rows, pending, size.size, vectors, prefix, readings, use_cache, eos_ids
+            ):
+                done.add(row)
+                cut = kept[row][1]
+                yield row, replace(generation, truncated=cut) if cut else generation
         except torch.OutOfMemoryError:  # rows that ended are kept; the rest start again, fewer at a time
             size.halve("generate")
-    generations = [results[i] for i in range(len(rows))]
-    return [replace(g, truncated=cut) if cut else g for g, (_, cut) in zip(generations, kept, strict=True)]
 
 
 def stop_token_ids(model: Any, tokenizer: Any) -> set[int]:
@@ -220,6 +256,7 @@ def _prefill(
     return out.logits[:, -1], mask, positions, embeds, out.cache if use_cache else None
 
 
+@torch.no_grad()
 def decode(
     model: Any,
     tokenizer: Any,
@@ -231,9 +268,8 @@ def decode(
     readings: list[Until],
     use_cache: bool,
     eos_ids: set[int],
-    results: dict[int, Generation],
-) -> None:
-    """Decode rows `order` with at most `slots` in flight, each result into `results` as it ends.
+) -> Iterator[tuple[int, Generation]]:
+    """Decode rows `order` with at most `slots` in flight, yielding each (row, generation) as it ends.
 
     Continuous batching: when a quarter of the slots are free, the next rows in the queue are
     prefilled and join the batch, so a batch does not wait for its slowest row with most of its
@@ -278,7 +314,7 @@ def decode(
                     elif len(ids) == reading.max_new_tokens:
                         done[r] = _finish(tokenizer, ids, "length", len(rows[row]), reading.stops)
             if all(generation is not None for generation in done):
-                results[row] = _combined(done)
+                yield row, _combined(done)
             else:
                 keep.append(batch_row)
         if not keep:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import sys
 import time
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -14,7 +14,7 @@ from tqdm import tqdm
 from softeval.data.splits import load_split
 from softeval.data.tasks import Task
 from softeval.engine.backends import load_with_chat
-from softeval.engine.chunks import write_in_chunks
+from softeval.engine.chunks import write_streamed
 from softeval.engine.methods import ChatWrap, MethodPrompts, build_prompts, question_shots
 from softeval.engine.models import ModelOptions, model_identity
 from softeval.engine.softprompt import load_prompt
@@ -49,7 +49,27 @@ def embedding_width(model: Any) -> int | None:
     return int(embeddings().weight.shape[1]) if callable(embeddings) else None
 
 
-RowMaker = Callable[[Any, Any, Unit, list[tuple[dict[str, Any], str]], Any, "int | None"], list[dict[str, Any]]]
+Item = tuple[dict[str, Any], str]  # a test example and its prompt
+ChunkRows = Iterator[tuple[int, list[dict[str, Any]]]]  # (index of a chunk, its rows), as each is complete
+# make_rows(model, tokenizer, unit, chunks of items, vectors, step): every chunk's rows, streamed
+RowMaker = Callable[[Any, Any, Unit, list[list[Item]], Any, "int | None"], ChunkRows]
+
+
+def one_chunk_at_a_time(
+    rows: Callable[[Any, Any, Unit, list[Item], Any, int | None], list[dict[str, Any]]],
+) -> RowMaker:
+    """A RowMaker from a function of one chunk (option scoring: its batches do not depend on
+    another chunk's rows, so there is nothing to keep in flight)."""
+
+    def make_rows(
+        model: Any, tokenizer: Any, unit: Unit, chunks: list[list[Item]], vectors: Any, step: Any
+    ) -> ChunkRows:
+        for k, chunk in enumerate(chunks):
+            yield k, rows(model, tokenizer, unit, chunk, vectors, step)
+
+    return make_rows
+
+
 Loader = Callable[[str, ModelOptions, int], tuple[Any, Any, "ChatWrap | None"]]
 
 
@@ -98,7 +118,8 @@ def write_method_outputs(
     """Write each output of one method (one per soft-prompt step) in resumable chunks; returns
     each output's provenance, for the job to write when all its outputs exist.
 
-    make_rows(model, tokenizer, unit, [(example, prompt)], vectors, step) gives a chunk's rows.
+    make_rows(model, tokenizer, unit, chunks of (example, prompt), vectors, step) streams the
+    chunks' rows (RowMaker); each chunk is saved as soon as it is complete.
     """
     model, tokenizer = loaded.model, loaded.tokenizer
     unit = method_unit(task, data_dir, method, settings.few_shot_k, settings.seed, loaded.chat)
@@ -132,10 +153,10 @@ def write_method_outputs(
                 bar.update(n)
                 bar.set_postfix(ex_per_s=f"{(bar.n - reused[0]) / (time.perf_counter() - start):.1f}")
 
-            def produce(chunk: list[tuple[dict[str, Any], str]], vectors: Any = vectors, step: Any = step) -> list:
-                return make_rows(model, tokenizer, unit, chunk, vectors, step)
+            def produce(chunks: list[list[Item]], vectors: Any = vectors, step: Any = step) -> ChunkRows:
+                return make_rows(model, tokenizer, unit, chunks, vectors, step)
 
-            write_in_chunks(out, items, produce, fingerprint, settings.chunk_size, on_chunk=advance, on_reused=resume)
+            write_streamed(out, items, produce, fingerprint, settings.chunk_size, on_chunk=advance, on_reused=resume)
         cut = sum('"prompt_truncated"' in line for line in Path(out).read_text(encoding="utf-8").splitlines())
         if cut:  # softeval.engine.context: kept the end of each over-long prompt
             print(

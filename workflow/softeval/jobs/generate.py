@@ -9,9 +9,9 @@ from typing import Any
 from softeval.data.splits import load_split
 from softeval.data.tasks import OPTIONS_MAX, TRAIN_MAX, Task
 from softeval.engine.backends import backend_for
-from softeval.engine.generate import Until
+from softeval.engine.generate import Generation, Until
 from softeval.engine.methods import ChatWrap, response_target
-from softeval.jobs.common import RowMaker, Unit, run_method_job
+from softeval.jobs.common import ChunkRows, RowMaker, Unit, run_method_job
 from softeval.settings import GenerateSettings
 
 
@@ -39,7 +39,7 @@ def harness_reading(task: Task) -> Until | None:
 
 
 def generation_rows(settings: GenerateSettings, data_dir: Path) -> RowMaker:
-    """A chunk's greedy responses, one row each, from the backend the settings name."""
+    """Greedy responses, one row each, from the backend the settings name, streamed chunk by chunk."""
     backend = backend_for(settings)
     resolved: dict[str, int] = {}  # each task's one budget, resolved on its first chunk (it needs the tokenizer)
 
@@ -49,11 +49,32 @@ def generation_rows(settings: GenerateSettings, data_dir: Path) -> RowMaker:
             resolved[unit.task.name] = generation_budget(unit.task, tokenizer, data_dir, chat, settings.max_new_tokens)
         return resolved[unit.task.name]
 
-    def rows(model: Any, tokenizer: Any, unit: Unit, chunk: list, vectors: Any, step: int | None) -> list:
-        generations = backend.generate(
+    def row(step: int | None, unit: Unit, item: tuple[dict[str, Any], str], g: Generation) -> dict[str, Any]:
+        (example, prompt) = item
+        return {
+            "id": example["id"],
+            "method": unit.prompts.method,
+            "step": step,
+            "prompt": prompt,
+            "response": g.text,
+            "stop_reason": g.stop_reason,
+            "prompt_tokens": g.prompt_tokens,
+            "new_tokens": g.new_tokens,
+            **({"prompt_truncated": g.truncated} if g.truncated else {}),
+            **({"harness_response": g.also_text} if g.also_text is not None else {}),
+        }
+
+    def rows(model: Any, tokenizer: Any, unit: Unit, chunks: list, vectors: Any, step: int | None) -> ChunkRows:
+        """Every chunk's prompts in flight at once; each chunk's rows as soon as its last row ends."""
+        items = [item for chunk in chunks for item in chunk]
+        owner = [k for k, chunk in enumerate(chunks) for _ in chunk]
+        first = [sum(len(chunk) for chunk in chunks[:k]) for k in range(len(chunks))]
+        ended: dict[int, Generation] = {}
+        left = [len(chunk) for chunk in chunks]
+        stream = backend.stream(
             model,
             tokenizer,
-            [prompt for _, prompt in chunk],
+            [prompt for _, prompt in items],
             vectors=vectors,
             stops=unit.task.stop,
             max_new_tokens=budget(tokenizer, unit),
@@ -61,21 +82,13 @@ def generation_rows(settings: GenerateSettings, data_dir: Path) -> RowMaker:
             stop_ids=unit.prompts.chat.end_of_turn if unit.prompts.chat else (),
             also=harness_reading(unit.task),
         )
-        return [
-            {
-                "id": example["id"],
-                "method": unit.prompts.method,
-                "step": step,
-                "prompt": prompt,
-                "response": g.text,
-                "stop_reason": g.stop_reason,
-                "prompt_tokens": g.prompt_tokens,
-                "new_tokens": g.new_tokens,
-                **({"prompt_truncated": g.truncated} if g.truncated else {}),
-                **({"harness_response": g.also_text} if g.also_text is not None else {}),
-            }
-            for (example, prompt), g in zip(chunk, generations, strict=True)
-        ]
+        for index, generation in stream:
+            ended[index] = generation
+            k = owner[index]
+            left[k] -= 1
+            if left[k] == 0:
+                span = range(first[k], first[k] + len(chunks[k]))
+                yield k, [row(step, unit, items[i], ended.pop(i)) for i in span]
 
     return rows
 

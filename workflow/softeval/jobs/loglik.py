@@ -6,7 +6,7 @@ from typing import Any
 
 from softeval.data.tasks import Task
 from softeval.engine.loglik import score_options
-from softeval.jobs.common import RowMaker, Unit, run_method_job
+from softeval.jobs.common import RowMaker, Unit, one_chunk_at_a_time, run_method_job
 from softeval.schema import InputError
 from softeval.settings import LoglikSettings
 
@@ -51,7 +51,7 @@ def option_rows(settings: LoglikSettings, task: Task) -> RowMaker:
             for example, s in zip(examples, scores, strict=True)
         ]
 
-    return rows
+    return one_chunk_at_a_time(rows)
 
 
 def run_loglik(*, settings: LoglikSettings, task: Task, **job: Any) -> None:
