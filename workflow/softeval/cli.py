@@ -463,7 +463,7 @@ def cmd_claims_explain(args: argparse.Namespace) -> None:
         raise InputError(f"{claims_csv}: claims table not found; run `softeval claims` (or the workflow) first")
     table = explain.compare(results, args.claim, claims_csv, metric=args.metric, reference=args.reference_method)
     if table.empty:
-        raise InputError(f"claims-explain: claim {args.claim} has no part recomputed here (covered: 1-5)")
+        raise InputError(f"claims-explain: claim {args.claim} has no part recomputed here (is it a claim of this run?)")
     print(f"claim {args.claim}, recomputed by {explain.__file__} (json, pathlib, numpy, pandas only):")
     print(table.to_string(index=False, float_format=lambda v: f"{v:+.6f}"))
     if not table["match"].all():
@@ -765,7 +765,7 @@ def analysis_commands(add: Adder) -> None:
     p.add_argument("--published", help="a published record: its runs' verdicts are quoted in claims.md")
     p = add("claims-explain", cmd_claims_explain, "recompute a claim's estimates from the score files with pandas")
     p.add_argument(
-        "claim", type=int, help="the claim's number (1-5; claim 1's saturation order is a step, not recomputed)"
+        "claim", type=int, help="the claim's number (every claim; claim 1's saturation order is a step, not recomputed)"
     )
     p.add_argument("--results", default="results")
     p.add_argument("--claims", help="the claims table to compare with (default: <results>/tables/claims.csv)")
