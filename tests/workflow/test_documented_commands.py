@@ -9,7 +9,7 @@ code spans), and each must be listed below in one of:
   a fresh copy of the checkout (the embedded default's config, no results) for the dry runs a doc
   writes with `-n`; a placeholder (FILE, my.yaml, $P, ...) is replaced by what the doc says it is;
 - DRY: a command that would start a whole workflow, run with `-n` added in the same place;
-- MAKE: a make target, run as `make -n TARGET` in the repository (its recipe, printed, not run);
+- MAKE: a make target, run as `make -n -B TARGET` in the repository (its recipe, printed, not run);
 - MENTION: a command named in prose (`softeval export --date`, `softeval world`): the subcommand
   exists and every flag the doc names is in its `--help`;
 - SKIPPED: what needs a GPU, a cluster, the network or the user's own files, with the reason.
@@ -85,7 +85,7 @@ class Run:
 
 REVIEW_ATLAS_FORMAT = "softeval review --model atlas --task world_phrase --method soft_prompt --wrong-format"
 RUN: dict[str, Run] = {
-    # README "What it measures": review; docs/reproducing.md "Reviewing a run"; docs/method.md
+    # README "What it measures, in short": review; docs/reproducing.md "Reviewing a run"; docs/method.md
     REVIEW_ATLAS_FORMAT: Run(expect="atlas/base/world_phrase/soft_prompt"),
     "softeval review --model atlas --task world_phrase --method soft_prompt --vs-step 0 --metric knowledge": Run(
         expect="McNemar"
@@ -257,8 +257,9 @@ def test_mentioned_subcommand_exists_with_its_flags(command):
 
 @pytest.mark.parametrize("command", sorted(MAKE))
 def test_make_target_exists(command):
-    """`make -n`: the recipe is printed, nothing run; it holds what the docs say the target does."""
-    result = shell(command.replace("make", "make -n", 1), ROOT, timeout=60)
+    """`make -n -B`: the recipe is printed, nothing run, even where the target is up to date (a
+    built .venv); it holds what the docs say the target does."""
+    result = shell(command.replace("make", "make -n -B", 1), ROOT, timeout=60)
     assert result.returncode == 0, result.stderr[-2000:]
     assert MAKE[command] in result.stdout, result.stdout
 
