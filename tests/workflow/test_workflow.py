@@ -142,7 +142,7 @@ KILL_POINTS = [
 
 def test_killed_runs_resume_to_the_uninterrupted_results(finished_run, tmp_path):
     """SIGKILL the whole process tree at four points of a run and once during a forced rerun of
-    judging; after each, resume as the README says (unlock, then --rerun-incomplete). Every file
+    judging; after each, resume as docs/troubleshooting.md says (unlock, then --rerun-incomplete). Every file
     under results/ is then what the uninterrupted run made, timing fields aside."""
     workdir = copy_checkout(tmp_path / "killed")
     results = workdir / "results"

@@ -358,7 +358,9 @@ def _binom_sf(k: np.ndarray, n: int, p: float) -> np.ndarray:
 
 def holm(p_values: Sequence[float], alpha: float = SIGNIFICANCE) -> list[bool]:
     """Holm's step-down rejections at family-wise level `alpha` (Holm 1979), in input order:
-    the k-th smallest p-value (from 0) is compared with alpha / (m - k) until one fails."""
+    the k-th smallest p-value (from 0) is compared with alpha / (m - k) until one fails.
+    Not statsmodels' `multipletests(method="holm")`: eight lines against a runtime dependency
+    (statsmodels is a test extra); tests/unit/analysis/test_no_vacuous_verdicts.py checks the two agree."""
     order = sorted(range(len(p_values)), key=lambda i: p_values[i])
     rejected = [False] * len(p_values)
     for k, i in enumerate(order):

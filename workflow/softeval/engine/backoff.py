@@ -3,6 +3,8 @@
 Rows are independent (batched generation equals one-at-a-time generation), so a smaller
 batch changes only speed, never results. The reduced size sticks for the rest of the job;
 finished chunks are already on disk (softeval.engine.chunks), so nothing computed is lost.
+Not accelerate's `find_executable_batch_size`: it restarts the whole function at the smaller
+size, where generation keeps the rows that ended and one BatchSize is shared by a job's calls.
 """
 
 from __future__ import annotations
