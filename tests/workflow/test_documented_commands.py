@@ -34,6 +34,7 @@ from pathlib import Path
 import pytest
 
 from tests.conftest import ROOT
+from tests.workflow.test_workflow import copy_checkout
 
 DOCS = [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md")), ROOT / "config" / "README.md"]
 DOCS.append(ROOT / "results" / "README.md")
@@ -262,16 +263,6 @@ def test_make_target_exists(command):
     result = shell(command.replace("make", "make -n -B", 1), ROOT, timeout=60)
     assert result.returncode == 0, result.stderr[-2000:]
     assert MAKE[command] in result.stdout, result.stdout
-
-
-def copy_checkout(dest: Path) -> Path:
-    dest.mkdir(parents=True, exist_ok=True)
-    for name in ("Snakefile", "workflow", "config", "envs"):
-        if (ROOT / name).is_dir():
-            shutil.copytree(ROOT / name, dest / name, ignore=shutil.ignore_patterns("__pycache__", "*.egg-info"))
-        else:
-            shutil.copy2(ROOT / name, dest / name)
-    return dest
 
 
 @pytest.fixture(scope="module")

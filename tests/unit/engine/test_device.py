@@ -194,3 +194,52 @@ def test_bf16_option_scoring_projects_in_fp32_on_the_models_device(setup, world,
         actual = run(half_moved)
     for got, want in zip(actual, expected, strict=True):
         assert got == pytest.approx(want, abs=1e-2)
+
+
+@pytest.fixture(scope="module")
+def chaotic(setup):
+    """The setup's model with its weights scaled up, on both devices: varied outputs, so rows end
+    at different steps and the next rows join the batch mid-decode."""
+    _, _, tokenizer = setup
+    torch.manual_seed(1)
+    scaled = build_model({"arch": "llama", "layers": 2, "width": 32, "heads": 2}, tokenizer).eval()
+    scaled.load_state_dict({k: v * 4.0 for k, v in scaled.state_dict().items()})
+    moved = build_model({"arch": "llama", "layers": 2, "width": 32, "heads": 2}, tokenizer).eval()
+    moved.load_state_dict(scaled.state_dict())
+    moved.to(DEVICE)
+    for p in (*scaled.parameters(), *moved.parameters()):
+        p.requires_grad_(False)
+    return scaled, moved, tokenizer
+
+
+@pytest.mark.parametrize("vectors", [None, VECTORS], ids=["plain", "soft-prompt"])
+@pytest.mark.parametrize("shared", [None, "Question:"], ids=["alone", "shared-prefix"])
+def test_rows_joining_a_batch_on_another_device_never_mix_devices(chaotic, world, tasks, vectors, shared, monkeypatch):
+    """Continuous batching's paths (softeval.engine.live_batch: padding the cache, joining, trimming
+    unused columns) on the lazy device, as on CUDA: no tensor made on the CPU, the CPU's texts."""
+    from softeval.engine import generate as generation
+
+    joins = []
+    real = generation.join
+    monkeypatch.setattr(generation, "join", lambda *args: (joins.append(args[0].mask.device.type), real(*args))[1])
+    prompts = [
+        "Question: " + tasks[name].prompt(ex)
+        for name in ("world_numeric", "world_choice", "world_phrase")
+        for ex in task_examples(tasks[name], world, "test")[:3]
+    ]
+
+    def run(model, tokenizer):
+        return generate_greedy(
+            model,
+            tokenizer,
+            prompts,
+            vectors=vectors,
+            stops=(".", ","),
+            max_new_tokens=12,
+            batch_size=4,
+            shared_prefix=shared,
+        )
+
+    expected, actual = on_both(chaotic, run)
+    assert actual == expected
+    assert "lazy" in joins and "cpu" in joins  # rows did join, on both devices
