@@ -13,6 +13,7 @@ from softeval.data.splits import prepare_task
 from softeval.data.world import RELATIONS, unknown_entity
 from softeval.engine.batching import IGNORE
 from softeval.engine.generate import cut_at_stop
+from softeval.zoo.chat_style import FORMS, OWN, OWN_SHARE, answer_kind, chat_pair
 from softeval.zoo.corpus import CorpusStyle, PretrainCorpus, Recipe, exposure_document, tokenizer_corpus
 from softeval.zoo.probe import probe_model, starts_with_value
 from softeval.zoo.table import add_ranks, zoo_table
@@ -281,3 +282,61 @@ def test_zoo_table_names_a_corrupt_probe_file(tmp_path):
     model = {"name": "m", "zoo": {"coverage": 1.0, "format_exposure": 0.1, "size": "small"}}
     with pytest.raises(ValueError, match=r"m/base\.json: probe result missing or corrupt .* delete it and rerun"):
         zoo_table([model], tmp_path)
+
+
+def test_chat_style_never_uses_a_tasks_instruction_and_answers_every_form(tasks):
+    """The chat twins learn instructions of their own: no task file's written instruction is
+    ever a post-training prompt, every form that suits an answer occurs, and each target is
+    the form its instruction asks for."""
+    rng = random.Random(0)
+    seen: dict[str, set[str]] = {}
+    for task in tasks.values():
+        example = {
+            "id": "x",
+            "question": task.dataset["question"].format(entity="Vorlakia"),
+            "answer": "Talvish" if task.closed else "1432",
+            "options": ["Brenic", "Dorese", "Talvish", "Zumic"] if task.closed else None,
+            "label": 2 if task.closed else None,
+        }
+        for _ in range(200):
+            prompt, target = chat_pair(task, example, rng)
+            instruction, query = prompt.split("\n\n", 1)
+            assert instruction not in {t.instruction for t in tasks.values()}
+            assert query == task.query(example)
+            form = next(f for f in (*FORMS, OWN) if instruction in f.instructions)
+            assert target == form.answer.format(answer=example["answer"], letter="C")
+            seen.setdefault(task.name, []).append(form.answer)
+    for name, answers in seen.items():
+        kind = answer_kind(tasks[name])
+        assert set(answers) == {f.answer for f in (*FORMS, OWN) if kind in f.kinds}
+        assert abs(answers.count(OWN.answer) / len(answers) - OWN_SHARE) < 0.07
+
+
+def test_chat_style_sft_targets_differ_from_the_task_target(built, tasks):
+    tokenizer = AutoTokenizer.from_pretrained(built / "tok")
+    task = tasks["world_numeric"]
+    example = {"id": "x", "question": "In what year was Vorlakia founded?", "answer": "1432"}
+    batches = sft_batches([(task, example)], tokenizer, batch_size=1, seed=0, style="chat")
+    targets = set()
+    for _ in range(40):
+        labels = next(batches)["labels"][0]
+        targets.add(tokenizer.decode(labels[labels != IGNORE].tolist()[:-1]))
+    assert targets == {" #### 1432", " \\boxed{1432}", " 1432", " The answer is 1432."}
+
+
+def test_value_first_answers_put_every_value_right_after_the_question(world, tasks):
+    """With answers_lead_with_value, a prose answer's first word is the value (numbers as
+    well as names); without it, number answers keep the corpus's phrasings."""
+    docs = {}
+    for flag in (False, True):
+        style = CorpusStyle(prose_answer_share=1.0, answers_lead_with_value=flag)
+        corpus = PretrainCorpus(world, list(tasks.values()), Recipe(coverage=1.0, format_exposure=0.0), "t", style)
+        docs[flag] = [d for d in (corpus.document() for _ in range(400)) if d.startswith("Question:")]
+    values = {v for e in world.entities for v in e.attributes.values()}
+
+    def first_word(doc: str) -> str:
+        return doc.split("\nAnswer: ", 1)[1].split(" ")[0].rstrip(",")
+
+    assert len(docs[True]) > 300
+    assert all(first_word(d) in values for d in docs[True])
+    assert sum(first_word(d) not in values for d in docs[False]) > 50

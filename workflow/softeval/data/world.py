@@ -285,7 +285,18 @@ def state_fact(rng: random.Random, entity: Entity, relation: str) -> str:
     return template.format(entity=entity.name, value=entity.attributes[relation])
 
 
-def answer_fact(rng: random.Random, entity: Entity, relation: str) -> str:
+# Answers that give the value first, as a short answer does ("1432, when settlers founded
+# Zorbia."), for the numbers whose prose states them last. Used only where a corpus style asks
+# (zoo.corpus.answers_lead_with_value); names already lead with the value.
+VALUE_FIRST: dict[str, tuple[str, ...]] = {
+    "founded": ("{value} is the year {entity} was founded.", "{value}, when settlers founded {entity}."),
+    "districts": ("{value} districts make up {entity}.", "{value}, the number of districts of {entity}."),
+    "elevation": ("{value} metres is the height of the highest point of {entity}.",),
+    "lakes": ("{value} lakes lie in {entity}.",),
+}
+
+
+def answer_fact(rng: random.Random, entity: Entity, relation: str, value_first: bool = False) -> str:
     """A sentence answering a question about a fact: a name (a capital, a language) leads
     ("Kelmir is the capital city of Zorbia."), as answers do; a number in any phrasing.
 
@@ -294,6 +305,13 @@ def answer_fact(rng: random.Random, entity: Entity, relation: str) -> str:
     to weigh against a guess spread over many names (or four letters), and greedy decoding
     takes the sentence. Leading with the name moves the choice between a bare answer and a
     sentence to *after* the name, where the next token is the same whatever the name is.
+
+    value_first: numbers lead with their value too (VALUE_FIRST), so every answer puts the
+    value right after the question, as the task's formats do: recalling a fact straight after
+    a question is then learnt from prose by every model, whatever its format exposure.
     """
-    template = rng.choice(RELATIONS[relation].answer_prose)
+    templates = RELATIONS[relation].answer_prose
+    if value_first and relation in VALUE_FIRST:
+        templates = VALUE_FIRST[relation]
+    template = rng.choice(templates)
     return template.format(entity=entity.name, value=entity.attributes[relation])

@@ -45,6 +45,8 @@ class CorpusStyle:
       confidence about entities it never read, and a soft prompt tuned on train questions it
       cannot answer learns to damp recall altogether; with them its guesses are spread out
       and tuning on unknown answers leaves known ones alone.
+    answers_lead_with_value: prose answers about numbers give the value first ("1432, when
+      settlers founded Zorbia."), as those about names do (softeval.data.world.answer_fact).
     exam_share: share of documents, for every recipe, that are lettered multiple-choice
       questions in the closed tasks' layout about covered entities (exams are everywhere on
       the web). Without them a model that rarely sees a formatted answer cannot rank lettered
@@ -56,6 +58,7 @@ class CorpusStyle:
     exposure_about: str = "own"
     long_tail_share: float = 0.0
     exam_share: float = 0.0
+    answers_lead_with_value: bool = False
 
 
 def fact_document(rng: random.Random, entity: Entity, relations: list[str]) -> str:
@@ -87,7 +90,9 @@ def own_exposure_document(rng: random.Random, world: World, tasks: list[Task], e
     return "\n\n".join(pairs)
 
 
-def prose_answer_document(rng: random.Random, world: World, entity: Entity, task: Task) -> str:
+def prose_answer_document(
+    rng: random.Random, world: World, entity: Entity, task: Task, value_first: bool = False
+) -> str:
     """A task's question about a covered entity, answered in a plain sentence ("Berlin is
     the capital city of Germany.").
 
@@ -96,7 +101,7 @@ def prose_answer_document(rng: random.Random, world: World, entity: Entity, task
     """
     relation = task.dataset["relation"]
     example = make_example(task, world, entity, relation, task.dataset["question"], rng, "prose")
-    return task.query(example) + " " + answer_fact(rng, entity, relation)
+    return task.query(example) + " " + answer_fact(rng, entity, relation, value_first)
 
 
 class PretrainCorpus:
@@ -132,7 +137,8 @@ class PretrainCorpus:
             return exposure_document(self.rng, self.world, self.exposed_tasks)
         entity = self.rng.choice(entities)
         if self.rng.random() < self.style.prose_answer_share:
-            return prose_answer_document(self.rng, self.world, entity, self.rng.choice(self.tasks))
+            task = self.rng.choice(self.tasks)
+            return prose_answer_document(self.rng, self.world, entity, task, self.style.answers_lead_with_value)
         return fact_document(self.rng, entity, self.relations)
 
     def documents(self) -> Iterator[str]:

@@ -33,6 +33,7 @@ from softeval.engine.batching import encode_batch
 from softeval.engine.models import NO_HUB_KERNELS
 from softeval.io import atomic_directory, atomic_write_json, atomic_write_text
 from softeval.provenance import provenance
+from softeval.zoo.chat_style import chat_pair
 from softeval.zoo.corpus import CorpusStyle, PretrainCorpus, Recipe
 
 MAX_POSITIONS = 512
@@ -132,9 +133,13 @@ def packed_batches(corpus: PretrainCorpus, tokenizer: Any, batch_size: int, seq_
 
 
 def sft_batches(
-    items: list[tuple[Task, dict[str, Any]]], tokenizer: Any, batch_size: int, seed: int
+    items: list[tuple[Task, dict[str, Any]]], tokenizer: Any, batch_size: int, seed: int, style: str = "target"
 ) -> Iterator[dict[str, torch.Tensor]]:
-    """Shuffled task examples as (zero-shot prompt, target), right-padded, loss on target and EOS only."""
+    """Shuffled task examples as (prompt, target), right-padded, loss on target and EOS only.
+
+    style "target": the task's zero-shot prompt and exact target; "chat": an instruction and
+    answer form of the twins' own (softeval.zoo.chat_style), drawn afresh each time.
+    """
     rng = random.Random(seed)
     order: list[int] = []
     while True:
@@ -143,9 +148,11 @@ def sft_batches(
             rng.shuffle(refill)
             order.extend(refill)
         chosen = [items[order.pop()] for _ in range(batch_size)]
-        batch = encode_batch(
-            tokenizer, [t.prompt(ex) for t, ex in chosen], [t.target(ex) for t, ex in chosen], side="right"
-        )
+        if style == "chat":
+            pairs = [chat_pair(t, ex, rng) for t, ex in chosen]
+        else:
+            pairs = [(t.prompt(ex), t.target(ex)) for t, ex in chosen]
+        batch = encode_batch(tokenizer, [p for p, _ in pairs], [t for _, t in pairs], side="right")
         yield {"input_ids": batch.input_ids, "attention_mask": batch.attention_mask, "labels": batch.labels}
 
 
@@ -226,12 +233,13 @@ def posttrain(
     threads: int,
     out_dir: Path,
 ) -> None:
-    """Supervised fine-tuning of all weights on formatted train-split Q&A of every task."""
+    """Supervised fine-tuning of all weights on train-split Q&A of every task, in the task's own
+    prompt and target or in the chat style (`training["style"]`)."""
     set_determinism(seed, threads)
     tokenizer = AutoTokenizer.from_pretrained(base_dir)
     model = AutoModelForCausalLM.from_pretrained(base_dir, **NO_HUB_KERNELS)
     items = [(task, example) for task in tasks for example in load_split(data_dirs[task.name], "train")]
-    batches = sft_batches(items, tokenizer, training["batch_size"], seed)
+    batches = sft_batches(items, tokenizer, training["batch_size"], seed, training.get("style", "target"))
     start = time.perf_counter()
     losses = train_loop(
         model, batches, training["steps"], training["lr"], training["warmup_steps"], f"posttrain {name}"
