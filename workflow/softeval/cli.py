@@ -197,6 +197,7 @@ def cmd_probe(args: argparse.Namespace) -> None:
             batch_size=settings.batch_size,
             threads=args.threads,
             out_json=Path(out_json),
+            knowledge=settings.knowledge,
             out_examples=Path(out_examples),
         )
 

@@ -149,10 +149,11 @@ class PosttrainSettings(JobSettings):
 
 @job_settings("zoo.probe")
 class ProbeSettings(JobSettings):
-    """softeval probe: the zoo's cloze and format probes."""
+    """softeval probe: the zoo's knowledge (cloze, and the task's question where asked) and format probes."""
 
     max_new_tokens: int
     batch_size: int
+    knowledge: Literal["cloze", "cloze_or_question"] = "cloze"
 
 
 @job_settings()

@@ -15,7 +15,7 @@ from softeval.engine.batching import IGNORE
 from softeval.engine.generate import cut_at_stop
 from softeval.zoo.chat_style import FORMS, OWN, OWN_SHARE, answer_kind, chat_pair
 from softeval.zoo.corpus import CorpusStyle, PretrainCorpus, Recipe, exposure_document, tokenizer_corpus
-from softeval.zoo.probe import probe_model, starts_with_value
+from softeval.zoo.probe import answer_word, probe_model, question_tasks, starts_with_value
 from softeval.zoo.table import add_ranks, zoo_table
 from softeval.zoo.tokenizer import save_tokenizer, train_tokenizer
 from softeval.zoo.training import lr_at, posttrain, pretrain, sft_batches
@@ -237,6 +237,26 @@ def test_probe_helpers():
     assert cut_at_stop(" #### 12\nQuestion", ("\n",)) == " #### 12"
 
 
+def test_answer_word_reads_the_value_behind_any_answer_mark():
+    assert answer_word(" 1838, when settlers founded Vilor.") == "1838"
+    assert answer_word(" #### 1838") == "1838"
+    assert answer_word(" \\boxed{838}") == "838"
+    assert answer_word(" D. Zanbroric\n\nQuestion:") == "Zanbroric"
+    assert answer_word(" Kolton is the capital city of Vilor.") == "Kolton"
+    assert answer_word(" The capital of Vilor is Kolton.") == "The"
+    assert answer_word(" ...") == ""
+
+
+def test_question_probe_asks_each_relation_once(tasks):
+    chosen = question_tasks(list(tasks.values()))
+    assert {relation: task.name for relation, task in chosen.items()} == {
+        "founded": "world_numeric",
+        "capital": "world_phrase",
+        "districts": "world_boxed",
+        "language": "world_choice",
+    }
+
+
 def test_probe_writes_summary_and_examples(built, tasks, tmp_path):
     run_pretrain(built, tasks, tmp_path / "m")
     summary = probe_model(
@@ -257,6 +277,38 @@ def test_probe_writes_summary_and_examples(built, tasks, tmp_path):
     assert len(rows) == 4 * n_test + 4 * n_test
     cloze = [r for r in rows if r["probe"] == "cloze" and r["relation"] == "founded"]
     assert summary["knowledge"]["founded"] == sum(r["known"] for r in cloze) / n_test
+    assert "knowledge_question" not in summary and "knowledge" not in summary["provenance"]["params"]
+
+
+def test_cloze_or_question_knowledge_is_either_probe_per_entity(built, tasks, tmp_path):
+    """A fact counts as known when the cloze or the task's bare question states it; the
+    question probe's rows say which task asked and what it answered."""
+    run_pretrain(built, tasks, tmp_path / "m")
+    summary = probe_model(
+        model_dir=tmp_path / "m",
+        world_path=built / "world.json",
+        tasks=list(tasks.values()),
+        data_dirs={name: built / "data" / name for name in tasks},
+        max_new_tokens=4,
+        batch_size=8,
+        threads=1,
+        out_json=tmp_path / "p.json",
+        out_examples=tmp_path / "p.jsonl",
+        knowledge="cloze_or_question",
+    )
+    rows = [json.loads(line) for line in (tmp_path / "p.jsonl").read_text().splitlines()]
+    n_test = summary["n_test_entities"]
+    assert len(rows) == 4 * n_test + 4 * n_test + 4 * n_test
+    for relation in summary["knowledge"]:
+        cloze = [r["known"] for r in rows if r["probe"] == "cloze" and r["relation"] == relation]
+        asked = [r for r in rows if r["probe"] == "question" and r["relation"] == relation]
+        assert [r["known"] for r in asked] == [answer_word(r["response"]) == r["gold"] for r in asked]
+        assert all(r["prompt"].startswith("Question:") for r in asked)  # no instruction
+        either = [c or q["known"] for c, q in zip(cloze, asked, strict=True)]
+        assert summary["knowledge"][relation] == sum(either) / n_test
+        assert summary["knowledge_cloze"][relation] == sum(cloze) / n_test
+        assert summary["knowledge_question"][relation] == sum(r["known"] for r in asked) / n_test
+    assert summary["provenance"]["params"]["knowledge"] == "cloze_or_question"
 
 
 def test_ranks_within_role_break_ties_by_name():

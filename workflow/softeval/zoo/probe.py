@@ -3,12 +3,19 @@
 The cloze probe asks in the corpus's own phrasing, so it measures knowledge without any
 format demand; zero-shot format accuracy measures the format demand alone. Both use
 softeval's own greedy generator (softeval.engine.generate), the engine the methods will use.
+
+Tiny models store a fact per phrasing: with prose answers that lead with the value, a model
+may answer "In what year was Vilor founded?" with " 1838, when ..." for 0.9 of the countries
+yet complete "Vilor was founded in" correctly for 0.3. The question probe (zoo.probe.knowledge:
+cloze_or_question) counts a fact as known when either access states it, so the truth is what
+the model can say about the fact, not what one phrasing recalls.
 """
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 import torch
 from transformers import AutoModelForCausalLM, AutoTokenizer
@@ -20,6 +27,24 @@ from softeval.engine.generate import generate_greedy
 from softeval.engine.models import NO_HUB_KERNELS
 from softeval.io import atomic_write_json, atomic_write_jsonl
 from softeval.provenance import provenance
+
+# What an answer may open with before its value: a "####" or "\\boxed{" mark, an option's letter.
+ANSWER_MARK = re.compile(r"^\s*(?:####|\\boxed\{|[A-Z]\.)?\s*")
+
+
+def answer_word(continuation: str) -> str:
+    """The first word of an answer once a leading answer mark is removed ("" if none):
+    " #### 1838" and " 1838, when settlers founded Vilor." both give "1838"."""
+    match = re.match(r"[A-Za-z0-9]+", ANSWER_MARK.sub("", continuation, count=1))
+    return match.group(0) if match else ""
+
+
+def question_tasks(tasks: list[Task]) -> dict[str, Task]:
+    """Per relation, the task (first by name) whose question the question probe asks."""
+    chosen: dict[str, Task] = {}
+    for task in sorted(tasks, key=lambda t: t.name):
+        chosen.setdefault(task.dataset["relation"], task)
+    return chosen
 
 
 def starts_with_value(continuation: str, value: str) -> bool:
@@ -39,8 +64,10 @@ def probe_model(
     threads: int,
     out_json: Path,
     out_examples: Path,
+    knowledge: Literal["cloze", "cloze_or_question"] = "cloze",
 ) -> dict[str, Any]:
-    """Cloze knowledge per relation on test entities, zero-shot format/strict per task."""
+    """Knowledge per relation on test entities (cloze, or cloze or question), zero-shot
+    format/strict per task."""
     torch.set_num_threads(threads)
     tokenizer = AutoTokenizer.from_pretrained(model_dir)
     model = AutoModelForCausalLM.from_pretrained(model_dir, **NO_HUB_KERNELS).eval()
@@ -61,7 +88,6 @@ def probe_model(
             )
         ]
         known = [starts_with_value(c, e.attributes[relation]) for c, e in zip(continuations, entities, strict=True)]
-        summary["knowledge"][relation] = sum(known) / len(known)
         rows += [
             {
                 "probe": "cloze",
@@ -73,6 +99,22 @@ def probe_model(
             }
             for p, c, e, k in zip(prompts, continuations, entities, known, strict=True)
         ]
+        if knowledge == "cloze_or_question":
+            task = question_tasks(tasks)[relation]
+            examples = {ex["entity"]: ex for ex in load_split(data_dirs[task.name], "test")}
+            asked = [examples[e.name] for e in entities]
+            questions = [task.query(ex) for ex in asked]
+            answers = complete(questions, ())
+            by_question = [answer_word(a) == ex["answer"] for a, ex in zip(answers, asked, strict=True)]
+            for name, values in (("cloze", known), ("question", by_question)):
+                summary.setdefault(f"knowledge_{name}", {})[relation] = sum(values) / len(values)
+            rows += [
+                {"probe": "question", "relation": relation, "task": task.name, "prompt": q, "response": a}
+                | {"gold": ex["answer"], "known": k}
+                for q, a, ex, k in zip(questions, answers, asked, by_question, strict=True)
+            ]
+            known = [c or q for c, q in zip(known, by_question, strict=True)]
+        summary["knowledge"][relation] = sum(known) / len(known)
     for task in tasks:
         examples = list(load_split(data_dirs[task.name], "test"))
         prompts = [task.prompt(ex) for ex in examples]
@@ -97,7 +139,8 @@ def probe_model(
     summary["open_tasks"] = [task.name for task in tasks if not task.closed]
     summary["knowledge_mean"] = sum(summary["knowledge"].values()) / len(summary["knowledge"])
     summary["n_test_entities"] = len(entities)
-    summary["provenance"] = provenance({"max_new_tokens": max_new_tokens, "tasks": {t.name: t.version for t in tasks}})
+    recorded = {"max_new_tokens": max_new_tokens, "tasks": {t.name: t.version for t in tasks}}
+    summary["provenance"] = provenance(recorded | ({"knowledge": knowledge} if knowledge != "cloze" else {}))
     atomic_write_jsonl(out_examples, rows)
     atomic_write_json(out_json, summary)
     return summary
