@@ -44,7 +44,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from softeval.analysis.claims import HOLDS, REFUTED, within
+from softeval.analysis.claims.verdicts import HOLDS, REFUTED, within
 from softeval.analysis.evidence import (
     COLLAPSE_ENTROPY,
     FORMAT_SATURATED,

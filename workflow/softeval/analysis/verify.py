@@ -27,7 +27,7 @@ import pandas as pd
 import yaml
 from scipy import stats
 
-from softeval.analysis.claims import claim_verdicts
+from softeval.analysis.claims.verdicts import claim_verdicts
 from softeval.analysis.manifest import sha256
 from softeval.analysis.tables import ALL_TASKS
 from softeval.io import atomic_write_text, read_utf8

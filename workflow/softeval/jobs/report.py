@@ -11,7 +11,8 @@ import pandas as pd
 
 from softeval.analysis import figures
 from softeval.analysis.aggregate import load_summary, pilot_note
-from softeval.analysis.claims import Inputs, check_claims, write_claims
+from softeval.analysis.claims.framework import Inputs, check_claims
+from softeval.analysis.claims.writer import write_claims
 from softeval.analysis.evidence import items_of, shared_items
 from softeval.analysis.leaderboard import leaderboard_from_settings, write_leaderboard
 from softeval.analysis.publish import write_table

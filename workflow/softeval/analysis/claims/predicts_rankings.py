@@ -1,0 +1,89 @@
+"""Claim 3, soft-prompted base rankings predict post-trained rankings: the soft prompt's swap
+distance to the post-trained ranking minus zero-shot's and few-shot's, both rankings resampled
+from the same test items."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from softeval.analysis.claims.framework import (
+    LABEL,
+    Inputs,
+    claim,
+    ranking_not_applicable_part,
+    reference_examples,
+)
+from softeval.analysis.claims.sources import baseline_of, draws_text, over, review_line, score_file
+from softeval.analysis.claims.verdicts import LESS, Part, Test, less
+from softeval.analysis.evidence import bias_shifted_interval, task_resamples
+from softeval.analysis.ranking import bootstrap_swap_distances
+from softeval.analysis.tables import ALL_TASKS
+
+
+def rankings_sources(inputs: Inputs, part: Part) -> list[str]:
+    """Claim 3's files (both base rankings and the post-trained one compared with) and a review line."""
+    baseline = baseline_of(part)
+    if baseline is None:
+        return []
+    settings, twinned = inputs.settings, inputs.twinned
+    final, metric = settings.final_step, settings.metric
+    reference = settings.reference_method
+    ref_file = score_file("post", reference, inputs.step(reference))
+    return [
+        f"inputs: {metric} of {score_file('base', 'soft_prompt', final)} and {score_file('base', baseline, None)} "
+        f"ranked against the post-trained ranking by the reference method {reference} ({ref_file}), "
+        f"{over(twinned, inputs.tasks)}; ties broken alphabetically",
+        f"interval: bias-shifted percentile bootstrap of the swap-distance difference ({draws_text(settings)}; both "
+        "rankings resampled from the same test items)",
+        f"review: {review_line(twinned[0], inputs.tasks[0], 'soft_prompt', final, vs=baseline, metric=metric)}",
+    ]
+
+
+def swap_draws(inputs: Inputs, method: str) -> np.ndarray:
+    """Bootstrap draws of the swap distance to the post-trained ranking, summed over tasks: base and
+    post-trained scores resampled alike (every task's own index matrix, shared by all methods:
+    the same draws as the swap table's)."""
+    settings, total = inputs.settings, 0
+    for task in inputs.tasks:
+        reference = reference_examples(inputs, task)
+        per_example = {
+            m: inputs.values("base", m, task, method, inputs.step(method), settings.metric) for m in inputs.twinned
+        }
+        index = task_resamples(task, len(reference[inputs.twinned[0]]), settings.bootstrap, settings.seed)
+        total = total + bootstrap_swap_distances(per_example, reference, index)
+    return np.asarray(total)
+
+
+@claim(
+    3,
+    "Soft-prompted base rankings predict post-trained rankings: smaller swap distance to the post-trained "
+    "ranking than zero-shot and few-shot",
+    needs=("soft_prompt", "baselines"),
+    sources=rankings_sources,
+)
+def claim_predicts_rankings(inputs: Inputs) -> list[Part]:
+    missing = ranking_not_applicable_part(inputs, 3)
+    if missing:
+        return [missing]
+    totals = inputs.swap[inputs.swap["task"] == ALL_TASKS].set_index("method")
+    sp_draws, parts = swap_draws(inputs, "soft_prompt"), []
+    sp = totals.loc["soft_prompt"]
+    for baseline in inputs.baselines():
+        b = totals.loc[baseline]
+        diff = bias_shifted_interval(float(sp["distance"] - b["distance"]), sp_draws - swap_draws(inputs, baseline))
+        robust = "smaller at every tie-break" if sp["distance_max"] < b["distance_min"] else "the tie ranges overlap"
+        evidence = (
+            f"swap distance to the post-trained ranking summed over {len(inputs.tasks)} task(s): soft prompt "
+            f"{int(sp['distance'])} (approximate 95% interval {sp['ci_low']:.1f}-{sp['ci_high']:.1f}, tie range "
+            f"{int(sp['distance_min'])}-{int(sp['distance_max'])}), {LABEL[baseline]} {int(b['distance'])} "
+            f"({b['ci_low']:.1f}-{b['ci_high']:.1f}, tie range {int(b['distance_min'])}-{int(b['distance_max'])}); "
+            f"difference {diff} (the expected difference on a test set of this size: both rankings resampled "
+            f"from the same test examples, bias-shifted percentile bootstrap); {robust}"
+        )
+        if "truth_distance" in totals.columns:
+            evidence += (
+                f"; to the zoo's true knowledge ranking: soft prompt {int(sp['truth_distance'])}, "
+                f"{LABEL[baseline]} {int(b['truth_distance'])}"
+            )
+        parts.append(Part(3, f"vs {LABEL[baseline]}", less(diff), evidence, diff, test=Test(LESS)))
+    return parts + inputs.without_twin(3)
