@@ -104,12 +104,22 @@ class Bench:
     def task_args(self, task: str) -> list[str]:
         return ["--task", str(self.tasks / f"{task}.yaml"), "--data", str(self.data / task)]
 
-    def job(self, command: str, model: Path | str | None = None, settings: dict | None = None, **extra) -> list[str]:
-        """A generate/loglik job on world_numeric (world_choice for loglik) writing into results/."""
-        task = "world_choice" if command == "loglik" else "world_numeric"
-        out = self.root / command / f"{task}.jsonl"
-        argv = [command, "--model", str(model or self.model), *self.task_args(task)]
-        argv += ["--settings", json.dumps(settings or GENERATE), "--out", str(out)]
+    def job(
+        self,
+        model: Path | str | None = None,
+        settings: dict | None = None,
+        loglik: dict | None = None,
+        methods: str = "zero_shot",
+        **extra,
+    ) -> list[str]:
+        """An evaluate job on world_numeric writing into results/; given `loglik` settings, on
+        world_choice with its option log-likelihoods too."""
+        task = "world_choice" if loglik is not None else "world_numeric"
+        out = self.root / "evaluate" / task
+        argv = ["evaluate", "--model", str(model or self.model), *self.task_args(task), "--methods", methods]
+        argv += ["--generate-settings", json.dumps(settings or GENERATE), "--generations", str(out / "g.jsonl")]
+        if loglik is not None:
+            argv += ["--loglik-settings", json.dumps(loglik), "--logliks", str(out / "l.jsonl")]
         for key, value in extra.items():
             argv += [f"--{key.replace('_', '-')}", *([value] if isinstance(value, str) else value)]
         return argv
@@ -120,8 +130,7 @@ class Bench:
             path.write_bytes(raw)
         elif vectors is not None:
             save_prompt(path, vectors, {"step": 4})
-        argv = self.job("generate", method="soft_prompt", steps=["4"], prompts=[str(path)])
-        return [a for a in argv if a != "zero_shot"]
+        return self.job(methods="soft_prompt", steps=["4"], prompts=[str(path)])
 
     def model_copy(self, spoil: Callable[[Path], object]) -> Path:
         model = self.case / "model"
@@ -157,10 +166,6 @@ def with_nan(model: Path) -> None:
 def truncate(path: Path) -> None:
     data = path.read_bytes()
     path.write_bytes(data[: len(data) // 2])
-
-
-def generation_job(b: Bench) -> list[str]:
-    return b.job("generate", method="zero_shot")
 
 
 # (id, how to build the bad input, what the one error line must contain)
@@ -343,28 +348,28 @@ CASES: list[tuple[str, Callable[[Bench], list[str]], tuple[str, ...]]] = [
     # ---- models ----
     (
         "model-no-such-path",
-        lambda b: b.job("generate", model="no/such/dir", method="zero_shot"),
+        lambda b: b.job(model="no/such/dir"),
         ("no/such/dir", "fix the model's id"),
     ),
-    ("model-not-a-model-dir", lambda b: b.job("generate", model=str(b.case), method="zero_shot"), ("config.json",)),
+    ("model-not-a-model-dir", lambda b: b.job(model=str(b.case)), ("config.json",)),
     (
         "model-truncated-weights",
-        lambda b: b.job("generate", b.model_copy(lambda m: truncate(m / "model.safetensors")), method="zero_shot"),
+        lambda b: b.job(b.model_copy(lambda m: truncate(m / "model.safetensors"))),
         ("model", "download or convert it again"),
     ),
     (
         "model-nan-weights",
-        lambda b: b.job("generate", b.model_copy(with_nan), method="zero_shot"),
+        lambda b: b.job(b.model_copy(with_nan)),
         ("non-finite", "replace it"),
     ),
     (
         "model-unknown-option",
-        lambda b: b.job("generate", method="zero_shot", model_options='{"dtpye": "float32"}'),
+        lambda b: b.job(model_options='{"dtpye": "float32"}'),
         ("dtpye",),
     ),
     (
         "model-unknown-dtype",
-        lambda b: b.job("generate", method="zero_shot", model_options='{"dtype": "float8"}'),
+        lambda b: b.job(model_options='{"dtype": "float8"}'),
         ("float8",),
     ),
     # ---- soft prompts ----
@@ -427,19 +432,23 @@ CASES: list[tuple[str, Callable[[Bench], list[str]], tuple[str, ...]]] = [
     # ---- job parameters and other command lines ----
     (
         "settings-not-json",
-        lambda b: [*generation_job(b)[:-4], "--settings", "{few_shot_k: 3}"],
-        ("--settings", "JSON"),
+        lambda b: [*b.job(), "--generate-settings", "{few_shot_k: 3}"],
+        ("--generate-settings", "JSON"),
     ),
-    ("settings-not-an-object", lambda b: [*generation_job(b)[:-4], "--settings", "[1, 2]"], ("--settings", "object")),
+    (
+        "settings-not-an-object",
+        lambda b: [*b.job(), "--generate-settings", "[1, 2]"],
+        ("--generate-settings", "object"),
+    ),
     (
         "settings-unknown-key",
-        lambda b: b.job("generate", settings={**GENERATE, "max_new_tokns": 4}, method="zero_shot"),
+        lambda b: b.job(settings={**GENERATE, "max_new_tokns": 4}),
         ("max_new_tokns", "evaluation.generate"),
     ),
-    ("settings-missing-key", lambda b: b.job("loglik", settings={"seed": 0}, method="zero_shot"), ("few_shot_k",)),
+    ("settings-missing-key", lambda b: b.job(loglik={"seed": 0}), ("few_shot_k",)),
     (
         "settings-choice-not-allowed",
-        lambda b: b.job("generate", settings={**GENERATE, "backend": "tgi"}, method="zero_shot"),
+        lambda b: b.job(settings={**GENERATE, "backend": "tgi"}),
         ("backend", "'hf', 'vllm'"),
     ),
     (

@@ -184,8 +184,6 @@ MENTION = {
     "softeval export",
     "softeval export --date",
     "softeval world",
-    "softeval generate",
-    "softeval loglik",
     "softeval judge run",
     "softeval judge validate",
     "softeval verify",

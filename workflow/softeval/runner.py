@@ -4,12 +4,12 @@ The command builds a config in memory from its flags (written to <out>/config.ya
 provenance), checks it the way the workflow will (the whole plan, before any job), and runs the
 package's own Snakefile with <out> as the working directory, so results land in <out>/results
 and a rerun with one more model runs only that model's jobs. `snakemake --cores all` in a
-checkout and `softeval run` share one Snakefile and one plan (softeval.plan).
+checkout and `softeval run` share one Snakefile and one plan (softeval.plan). The command's
+flags are softeval.commands.run's (and `softeval leaderboard`'s, softeval.commands.leaderboard's).
 """
 
 from __future__ import annotations
 
-import argparse
 import os
 import re
 import subprocess
@@ -22,7 +22,7 @@ from typing import TYPE_CHECKING, Any
 
 import yaml
 
-if TYPE_CHECKING:  # the command line is built for every command: the config and plan load when used
+if TYPE_CHECKING:  # the config and plan load when used (`softeval leaderboard` needs neither)
     from softeval.config import ConfigSources
     from softeval.plan import Plan
 
@@ -326,55 +326,6 @@ def split_list(values: Sequence[str] | str | None) -> list[str]:
     return [part.strip() for item in items for part in item.split(",") if part.strip()]
 
 
-def add_arguments(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("--models", nargs="+", default=[], metavar="PATH_OR_HUB_ID", help=model_entry.__doc__)
-    parser.add_argument("--tasks", nargs="+", default=[], help="task names (config/tasks), comma- or space-separated")
-    parser.add_argument("--methods", nargs="+", help=f"of {', '.join(METHODS)} (default: all three)")
-    parser.add_argument("--limit", type=int, help="evaluate a seeded sample of N test examples per task")
-    parser.add_argument("--out", default="softeval-results", help="the run's folder (its results/ and config.yaml)")
-    parser.add_argument("--cores", default="all", help="cores Snakemake may use (default: all)")
-    parser.add_argument("--profile", help="a Snakemake profile: default, multigpu, slurm, or a folder")
-    parser.add_argument("--mirror", help="a local folder of the benchmarks' files (offline), as tests/fixtures")
-    parser.add_argument("--task-dir", help="a folder of your own task files (default: the shipped config/tasks)")
-    parser.add_argument("--metric", choices=["strict", "knowledge", "format"], help="what the leaderboard ranks by")
-    parser.add_argument("--set", dest="settings", action="append", default=[], metavar="KEY=VALUE",
-                        help="any config key, e.g. --set evaluation.tune.steps=40 (repeatable)")  # fmt: skip
-    parser.add_argument("--configfile", help="a config file the flags are laid over")
-    parser.add_argument("--show", choices=["progress", "all", "none"], default="progress",
-                        help="progress: a status line with an ETA; all: Snakemake's own output")  # fmt: skip
-    parser.add_argument(
-        "--tensorboard", metavar="DIR", help="also write TensorBoard event files there (softeval[tracking])"
-    )
-    parser.add_argument("--wandb", metavar="PROJECT", help="also log a W&B run, offline unless WANDB_MODE=online")
-    parser.add_argument("snakemake_args", nargs="*", help="after --: passed to snakemake as they are (e.g. -n)")
-
-
-def command(args: argparse.Namespace) -> None:
-    board = run(
-        args.models,
-        args.tasks,
-        methods=args.methods,
-        limit=args.limit,
-        out=args.out,
-        cores=args.cores,
-        profile=args.profile,
-        mirror=args.mirror,
-        task_dir=args.task_dir,
-        metric=args.metric,
-        settings=args.settings,
-        configfile=args.configfile,
-        snakemake_args=args.snakemake_args,
-        show=args.show,
-        tensorboard=args.tensorboard,
-        wandb_project=args.wandb,
-    )
-    if board is None:  # a dry run
-        return
-    markdown = Path(args.out).resolve() / LEADERBOARD.with_suffix(".md")
-    print(markdown.read_text(encoding="utf-8") if markdown.is_file() else board.to_string(index=False))
-    print(f"\nevery number's evidence: {Path(args.out).resolve() / 'results'} (results/README.md in the docs)")
-
-
 def leaderboard(
     results: str | Path = "results", metric: str | None = None, bootstrap: int = 1000, seed: int = 0
 ) -> tuple[Any, str]:
@@ -405,14 +356,3 @@ def leaderboard(
         closed_tasks=closed,
     )
     return table, leaderboard_text(table)
-
-
-def add_leaderboard_arguments(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("--results", default="results", help="a run's results folder (default: results)")
-    parser.add_argument("--metric", choices=["strict", "knowledge", "format"], help="rank again by this metric")
-    parser.add_argument("--bootstrap", type=int, default=1000, help="resamples of the intervals (with --metric)")
-    parser.add_argument("--seed", type=int, default=0)
-
-
-def leaderboard_command(args: argparse.Namespace) -> None:
-    print(leaderboard(args.results, args.metric, args.bootstrap, args.seed)[1], end="")

@@ -21,7 +21,10 @@ from softeval.analysis.tables import (
     score_gap_table,
     swap_distance_table,
 )
-from softeval.jobs.report import UnitReader, per_example_reader, run_claims, run_figures, run_tables
+from softeval.jobs.claims import run_claims
+from softeval.jobs.figures import run_figures
+from softeval.jobs.report import UnitReader, per_example_reader
+from softeval.jobs.tables import run_tables
 from softeval.schema import InputError
 from softeval.settings import AnalysisSettings
 

@@ -14,7 +14,8 @@ import pytest
 from softeval.analysis import explain
 from softeval.analysis.aggregate import aggregate_scores, write_summary
 from softeval.cli import main
-from softeval.jobs.report import run_claims, run_tables
+from softeval.jobs.claims import run_claims
+from softeval.jobs.tables import run_tables
 from softeval.settings import AnalysisSettings
 
 N = 30

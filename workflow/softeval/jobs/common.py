@@ -184,7 +184,7 @@ def run_method_job(
     loader: Loader = load_with_chat,
     **method: Any,
 ) -> None:
-    """One method's outputs with a model of their own (the `generate` and `loglik` commands)."""
+    """One method's outputs with a model of their own (run_generate, run_loglik: one method alone)."""
     loaded = open_model(model, model_options, threads, loader)
     forget_provenance(outs.values())
     write_provenance(write_method_outputs(job=job, loaded=loaded, outs=outs, **method))

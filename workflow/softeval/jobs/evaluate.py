@@ -1,13 +1,15 @@
-"""The evaluate job: every output of one model on one task, with the model loaded once.
+"""`softeval evaluate` (rules evaluate, evaluate_closed, evaluate_soft_prompt and
+evaluate_soft_prompt_closed): every output of one model on one task, with the model loaded once.
 
 A unit's plain methods (zero-shot, few-shot) or its soft-prompt snapshots, each as greedy
-responses and, on a closed task, option log-likelihoods. Each output is the file the
-single-method `generate` and `loglik` jobs write, with the same provenance; one job instead
+responses and, on a closed task, option log-likelihoods. Each output is the file that one
+method's `run_generate` or `run_loglik` alone writes, with the same provenance; one job instead
 of up to four saves a model load and the start-up of a Python process with torch each time.
 """
 
 from __future__ import annotations
 
+import argparse
 import gc
 from dataclasses import dataclass
 from functools import partial
@@ -18,6 +20,15 @@ from softeval.data.tasks import Task
 from softeval.engine.backends import backend_for
 from softeval.engine.backoff import free_memory
 from softeval.engine.models import ModelOptions
+from softeval.jobs.arguments import (
+    METHOD_CHOICES,
+    add_model,
+    add_settings,
+    add_soft_prompt_steps,
+    add_task,
+    read_model_options,
+    task_file,
+)
 from softeval.jobs.common import (
     LoadedModel,
     forget_provenance,
@@ -32,6 +43,33 @@ from softeval.schema import InputError
 from softeval.settings import GenerateSettings, LoglikSettings
 
 
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    add_model(parser)
+    add_task(parser)
+    add_settings(parser, GenerateSettings, flag="--generate-settings")
+    add_settings(parser, LoglikSettings, flag="--loglik-settings", default="{}")
+    parser.add_argument("--methods", nargs="+", required=True, choices=METHOD_CHOICES)
+    add_soft_prompt_steps(parser)
+    parser.add_argument("--generations", nargs="+", required=True, help="JSONL: one per method, or per step")
+    parser.add_argument("--logliks", nargs="*", default=[], help="closed tasks: JSONL, one per --generations file")
+
+
+def run(args: argparse.Namespace) -> None:
+    generate_settings = GenerateSettings.parse(args.generate_settings, "evaluate --generate-settings")
+    loglik_settings = LoglikSettings.parse(args.loglik_settings, "evaluate --loglik-settings") if args.logliks else None
+    methods = method_outputs(args.methods, args.steps, args.prompts, args.generations, args.logliks)
+    run_evaluate(
+        model=args.model,
+        model_options=read_model_options(args),
+        task=task_file(args.task),
+        data_dir=Path(args.data),
+        methods=methods,
+        generate_settings=generate_settings,
+        loglik_settings=loglik_settings,
+        threads=args.threads,
+    )
+
+
 @dataclass(frozen=True)
 class MethodOutputs:
     """One method's outputs: one file per soft-prompt step (keyed by step), else one (key None)."""
@@ -40,6 +78,38 @@ class MethodOutputs:
     generations: dict[int | None, Path]
     logliks: dict[int | None, Path]
     prompt_files: dict[int, Path]
+
+
+def method_outputs(
+    methods: list[str], steps: list[int], prompts: list[str], generations: list[str], logliks: list[str]
+) -> list[MethodOutputs]:
+    """The outputs the flags name: plain methods with one --generations file each, or soft_prompt
+    alone with one per --steps and --prompts; a closed task's --logliks beside each generation file."""
+    if len(set(methods)) != len(methods):
+        raise InputError(f"evaluate: --methods names a method twice: {' '.join(methods)}")
+    if logliks and len(logliks) != len(generations):
+        raise InputError("evaluate: give as many --logliks as --generations (or none, for an open task)")
+    loglik_paths = [Path(p) for p in logliks] or [None] * len(generations)
+    if "soft_prompt" in methods:
+        if methods != ["soft_prompt"] or not (len(steps) == len(prompts) == len(generations)):
+            raise InputError(
+                "evaluate --methods soft_prompt (alone): give as many --steps and --prompts as --generations"
+            )
+        keys: list[int | None] = list(steps)
+        return [
+            MethodOutputs(
+                "soft_prompt",
+                dict(zip(keys, map(Path, generations), strict=True)),
+                {k: p for k, p in zip(keys, loglik_paths, strict=True) if p is not None},
+                {step: Path(p) for step, p in zip(steps, prompts, strict=True)},
+            )
+        ]
+    if len(generations) != len(methods) or prompts or steps:
+        raise InputError("evaluate: give one --generations file per method, and no --steps or --prompts")
+    return [
+        MethodOutputs(m, {None: Path(g)}, {None: ll} if ll is not None else {}, {})
+        for m, g, ll in zip(methods, generations, loglik_paths, strict=True)
+    ]
 
 
 def run_evaluate(

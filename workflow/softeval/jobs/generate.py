@@ -1,4 +1,5 @@
-"""The generate job: greedy responses to a task's test split under one method."""
+"""Greedy responses to a task's test split under one method: the rows the evaluate job writes
+(generation_rows), and run_generate, one method's responses alone with a model of their own."""
 
 from __future__ import annotations
 

@@ -1,4 +1,5 @@
-"""The judge job: per-example verdicts (knowledge, format, strict) for a unit's generations.
+"""`softeval judge run` (rule judge): per-example verdicts (knowledge, format, strict) for a unit's
+generations.
 
 Open tasks take all three verdicts from the judge. Closed tasks take knowledge from the
 option log-likelihoods (the likeliest option is the gold one) and format/strict from the
@@ -14,6 +15,7 @@ called without them (docs/extending.md).
 
 from __future__ import annotations
 
+import argparse
 import hashlib
 import inspect
 import json
@@ -24,6 +26,7 @@ from typing import Any
 from softeval.data.splits import load_split
 from softeval.data.tasks import Task
 from softeval.io import atomic_write_json, atomic_write_jsonl, read_jsonl
+from softeval.jobs.arguments import add_judge_gpus, add_settings, add_task, task_file
 from softeval.judges.factory import judge_settings, make_judge, prompts_file
 from softeval.judges.harness import harness_scores, option_scores
 from softeval.judges.rule import Judge, Verdict
@@ -31,6 +34,26 @@ from softeval.layout import meta_path
 from softeval.provenance import file_sha256, provenance
 from softeval.schema import InputError
 from softeval.settings import JudgeSettings
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    add_task(parser)
+    add_settings(parser, JudgeSettings)
+    parser.add_argument("--generations", nargs="+", required=True)
+    parser.add_argument("--logliks", nargs="*", default=[], help="closed tasks: one per generation file")
+    parser.add_argument("--out", nargs="+", required=True)
+    add_judge_gpus(parser)
+
+
+def run(args: argparse.Namespace) -> None:
+    run_judge(
+        task=task_file(args.task),
+        data_dir=Path(args.data),
+        settings=JudgeSettings.parse(args.settings, "judge run"),
+        generations=[Path(p) for p in args.generations],
+        logliks=[Path(p) for p in args.logliks],
+        outs=[Path(p) for p in args.out],
+    )
 
 
 def read_rows(path: Path, ids: list[str], what: str) -> list[dict[str, Any]]:

@@ -1,4 +1,5 @@
-"""The loglik job: knowledge of a closed task, as the option the model finds most likely."""
+"""Knowledge of a closed task, as the option the model finds most likely: the rows the evaluate
+job writes (option_rows), and run_loglik, one method's option scores alone with a model of their own."""
 
 from __future__ import annotations
 

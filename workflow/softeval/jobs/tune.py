@@ -1,8 +1,9 @@
-"""The tune job: one model loaded once, one soft prompt trained per task on its train split,
-each written with its record (loading the model is most of a small job's time)."""
+"""`softeval tune` (rule tune): one model loaded once, one soft prompt trained per task on its
+train split, each written with its record (loading the model is most of a small job's time)."""
 
 from __future__ import annotations
 
+import argparse
 import hashlib
 import json
 import time
@@ -16,9 +17,35 @@ from softeval.engine.methods import ChatWrap, build_prompts, response_target
 from softeval.engine.models import ModelOptions, model_identity
 from softeval.engine.softprompt import TuneSettings, export_peft, lr_factor, save_prompt, tune
 from softeval.io import atomic_write_json, atomic_write_text
+from softeval.jobs.arguments import add_model, add_settings, read_model_options, task_files
 from softeval.jobs.common import load_with_chat
 from softeval.layout import snapshot_name
 from softeval.provenance import provenance
+from softeval.schema import InputError
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    add_model(parser)
+    group = parser.add_argument_group("tasks")
+    group.add_argument("--task", nargs="+", required=True, help="one or more task files")
+    group.add_argument("--data", nargs="+", required=True, help="each task's folder of prepared splits")
+    add_settings(parser, TuneSettings)
+    parser.add_argument(
+        "--out-dir", nargs="+", required=True, help="per task: prompt.safetensors, snapshots, curve, meta, peft/"
+    )
+
+
+def run(args: argparse.Namespace) -> None:
+    if not (len(args.task) == len(args.data) == len(args.out_dir)):
+        raise InputError("tune: give as many --data and --out-dir folders as --task files, in the same order")
+    config = TuneSettings.parse(args.settings, "tune")
+    units = [
+        TuneUnit(task, Path(data), Path(out))
+        for task, data, out in zip(task_files(args.task), args.data, args.out_dir, strict=True)
+    ]
+    run_tunes(
+        model=args.model, model_options=read_model_options(args), units=units, config=config, threads=args.threads
+    )
 
 
 def chat_record(tokenizer: Any, chat: ChatWrap) -> dict[str, str]:
