@@ -168,7 +168,8 @@ KNOWN_BROKEN: dict[str, str] = {}
 MAKE = {
     "make reproduce": "snakemake --cores all",
     "make verify": "softeval verify --results results --published config/published/default.yaml",
-    "make test": "pytest",
+    "make test": "pytest -n 2 --dist loadscope",
+    "make test-fast": '-m "not integration"',
     "make venv": "pip install",
     "make lint": "snakemake --lint",
     'make reproduce TORCH="torch==2.9.1"': "torch==2.9.1",
