@@ -143,21 +143,28 @@ def test_data_preparation_reads_the_world_a_mirror_or_local_files(default, smoke
     ]
 
 
-def test_closed_and_open_tasks_split_the_evaluation_jobs(smoke):
+def test_one_evaluation_job_per_model_and_role_writes_every_tasks_files(smoke):
     jobs = smoke.jobs()
     closed = {"mmlu", "arc_challenge", "commonsense_qa"}
     assert set(smoke.closed_tasks) == closed and set(smoke.open_tasks) == set(smoke.task_names) - closed
-    assert {j["task"] for j in jobs["evaluate_closed"]} == closed
-    assert {j["task"] for j in jobs["evaluate"]} == set(smoke.open_tasks)
-    units = len(smoke.models) * 2 * len(smoke.task_names)
-    assert len(jobs["judge"]) == units == len(jobs["evaluate"]) + len(jobs["evaluate_closed"])
+    pairs = [{"model": m, "role": r} for m in smoke.models for r in ("base", "post")]
+    assert jobs["evaluate"] == jobs["evaluate_soft_prompt"] == jobs["tune"] == pairs
+    assert len(jobs["judge"]) == len(smoke.models) * 2 * len(smoke.task_names)
     assert jobs["pretrain"] == [] and jobs["build_world"] == [] and len(jobs["random_model"]) == 4
+    # the job's flags list its files task by task in the plan's order; option scores for closed tasks only
+    generations = smoke.evaluation_files("generations", smoke.plain_units, "m", "base")
+    assert generations == [
+        f"results/generations/m/base/{task}/{unit}.jsonl" for task in smoke.task_names for unit in smoke.plain_units
+    ]
+    logliks = smoke.evaluation_files("loglik", smoke.step_units, "m", "base")
+    assert {f.split("/")[4] for f in logliks} == closed and len(logliks) == len(closed) * len(smoke.steps)
 
 
 def test_every_job_has_one_benchmark_file_of_the_one_pattern(default):
     files = default.benchmark_files()
     assert len(files) == len(set(files)) == sum(len(each) for each in default.jobs().values())
-    assert benchmark_pattern("evaluate") == "results/benchmarks/evaluate/{model}/{role}/{task}.tsv"
+    assert benchmark_pattern("evaluate") == "results/benchmarks/evaluate/{model}/{role}.tsv"
+    assert benchmark_pattern("judge") == "results/benchmarks/judge/{model}/{role}/{task}.tsv"
     assert "results/benchmarks/tune/scholar/post.tsv" in files and "results/benchmarks/aggregate.tsv" in files
     assert set(default.benchmark_patterns()) == set(RULES) == set(default.jobs())
 
@@ -226,7 +233,7 @@ def test_a_base_only_checkpoint_plans_no_post_role():
         {"model": "pair", "role": "post"},
         {"model": "solo", "role": "base"},
     ]
-    assert len(jobs["judge"]) == 3 * 7 == len(jobs["evaluate"]) + len(jobs["evaluate_closed"])
+    assert len(jobs["judge"]) == 3 * 7 and jobs["evaluate"] == jobs["evaluate_soft_prompt"] == jobs["tune"]
     files = plan.targets() + plan.benchmark_files()
     assert [f for f in files if "/solo/post" in f] == []
     assert "results/scores/solo/base/gsm8k/zero_shot.jsonl" in files
@@ -250,18 +257,11 @@ def test_five_base_only_checkpoints_plan_half_the_model_jobs_of_five_pairs():
         name: {rule: len(plan.jobs()[rule]) for rule in (*MODEL_JOB_RULES, "judge")}
         for name, plan in (("pairs", pairs), ("bases", bases))
     }
-    # per model x role: 1 tune job, 4 open + 3 closed tasks x (plain + soft prompt) = 15 model jobs
-    assert count["bases"] == {
-        "tune": 5,
-        "evaluate": 20,
-        "evaluate_closed": 15,
-        "evaluate_soft_prompt": 20,
-        "evaluate_soft_prompt_closed": 15,
-        "judge": 35,
-    }
+    # per model x role: 1 tune job, 1 evaluate job and 1 evaluate_soft_prompt job over the 7 tasks
+    assert count["bases"] == {"tune": 5, "evaluate": 5, "evaluate_soft_prompt": 5, "judge": 35}
     assert count["pairs"] == {rule: 2 * n for rule, n in count["bases"].items()}
     assert (
-        sum(count["bases"][r] for r in MODEL_JOB_RULES) == 75 and sum(count["pairs"][r] for r in MODEL_JOB_RULES) == 150
+        sum(count["bases"][r] for r in MODEL_JOB_RULES) == 15 and sum(count["pairs"][r] for r in MODEL_JOB_RULES) == 30
     )
     assert 2 * len(bases.all_scores()) == len(pairs.all_scores())
     assert bases.post_models == [] and pairs.post_models == pairs.models and pairs.base_only_note() is None

@@ -35,13 +35,12 @@ def test_a_dry_run_plans_no_post_job_of_a_base_only_model(tmp_path):
     assert f"{checkpoint}/model.safetensors" in result.stdout  # the checkpoint's files are the jobs' inputs
     jobs = planned_jobs(result.stdout)
     # 4 model x role (mine/base, rand/base, rand/post, solo/base) on 1 open and 1 closed task
-    assert {rule: jobs[rule] for rule in ("random_model", "tune", "evaluate", "evaluate_closed", "judge")} == {
+    assert {rule: jobs[rule] for rule in ("random_model", "tune", "evaluate", "evaluate_soft_prompt", "judge")} == {
         "random_model": 3,
         "tune": 4,
         "evaluate": 4,
-        "evaluate_closed": 4,
+        "evaluate_soft_prompt": 4,
         "judge": 8,
     }
-    assert jobs["evaluate_soft_prompt"] == jobs["evaluate_soft_prompt_closed"] == 4
     assert "base only, no post-trained twin: mine, solo" in result.stderr
     assert "swap distances and claims 3 and 4 need two models with a twin: not applicable" in result.stderr

@@ -154,8 +154,8 @@ DRY: dict[str, Run] = {
 }
 SLURM = {  # docs/cluster.md: dry runs through the slurm profile, which needs its executor plugin
     "snakemake --configfile config/paper.yaml --profile workflow/profiles/slurm": Run(where="checkout", expect="tune"),
-    "snakemake $P --until evaluate evaluate_closed evaluate_soft_prompt evaluate_soft_prompt_closed": Run(
-        f"snakemake {P} --until evaluate evaluate_closed evaluate_soft_prompt evaluate_soft_prompt_closed",
+    "snakemake $P --until evaluate evaluate_soft_prompt": Run(
+        f"snakemake {P} --until evaluate evaluate_soft_prompt",
         where="checkout",
         expect="tune",
     ),

@@ -15,7 +15,7 @@ from tests.unit.test_plan_cost import paper_config
 from tests.workflow.test_workflow import snakemake
 
 PROFILES = sorted((ROOT / "workflow" / "profiles").glob("*/config.yaml"))
-GPU_RULES = {"tune", "evaluate", "evaluate_closed", "evaluate_soft_prompt", "evaluate_soft_prompt_closed"}
+GPU_RULES = {"tune", "evaluate", "evaluate_soft_prompt"}
 
 
 def workflow_rules() -> set[str]:
@@ -60,8 +60,8 @@ def test_the_slurm_profile_sends_every_gpu_job_to_the_gpu_partition(tmp_path):
     assert result.returncode == 0, result.stderr[-2000:]
     jobs = planned_resources(result.stdout)
     model_jobs = [(rule, res) for rule, res in jobs if rule in GPU_RULES]
-    assert len(model_jobs) == 7 * 2 * (7 * 2 + 1)  # evaluate + evaluate_soft_prompt per task, one tune
-    assert "210 GPU jobs" in " ".join(plan_cost(paper_config(), ROOT / "config" / "tasks").notes)  # plan-cost agrees
+    assert len(model_jobs) == 7 * 2 * 3  # per model x role: tune, evaluate, evaluate_soft_prompt (every task in each)
+    assert "42 GPU jobs" in " ".join(plan_cost(paper_config(), ROOT / "config" / "tasks").notes)  # plan-cost agrees
     assert {rule for rule, _ in model_jobs} == GPU_RULES
     for rule, res in model_jobs:
         assert res.get("slurm_partition") == "gpu" and res.get("gpu") == "1", (rule, res)

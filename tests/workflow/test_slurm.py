@@ -99,7 +99,7 @@ def test_a_slurm_run_finishes_and_equals_the_local_run(cluster_config, tmp_path)
     assert len(submitted) >= 19, log[-2000:]  # every job but the target rule `all` went through sbatch
 
     # the scheduler's own record: model jobs on the gpu partition with one GPU, the rest on cpu
-    for rule, partition in (("tune", "gpu"), ("evaluate_closed", "gpu"), ("judge", "cpu")):
+    for rule, partition in (("tune", "gpu"), ("evaluate", "gpu"), ("judge", "cpu")):
         assert f"slurm_partition={partition}" in block_of(log, rule), rule
     # the rule judge holds no GPU (gpu=0: the profile's partition choice reads it)
     assert resources_of(log, "tune")["gpu"] == "1" and resources_of(log, "judge").get("gpu", "0") == "0"

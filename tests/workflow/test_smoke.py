@@ -123,18 +123,18 @@ def test_the_paper_config_plans_offline(tmp_path):
     assert result.returncode == 0, result.stderr[-2000:]
     jobs = planned_jobs(result.stdout)
     units = 7 * 2 * 7
-    closed = 7 * 2 * 3  # models x roles x lettered tasks: their jobs also score options
     assert jobs["judge"] == units and jobs["tune"] == 7 * 2  # one tune job per model x role, every task
-    assert jobs["evaluate"] == jobs["evaluate_soft_prompt"] == units - closed
-    assert jobs["evaluate_closed"] == jobs["evaluate_soft_prompt_closed"] == closed
+    assert jobs["evaluate"] == jobs["evaluate_soft_prompt"] == 7 * 2  # per model x role, every task in one job
     assert jobs["timings"] == 1 and sum(jobs.values()) == result.stdout.count("benchmark: ") + 2  # all, timings
     assert "pretrain" not in jobs and "zoo_report" not in jobs
     assert "gpu=1, runtime=360, mem_mb=64000" in result.stdout
     assert "--model meta-llama/Llama-3.1-8B-Instruct" in result.stdout and '"chat_template": true' in result.stdout
     # a lettered task's shared block (include: _lettered_choice.yaml) is an input of its jobs
-    for rule in ("prepare_task", "evaluate_closed", "judge"):
+    for rule in ("prepare_task", "judge"):
         job = next(b for b in result.stdout.split("\n\n") if f"rule {rule}:" in b and "task=mmlu" in b)
         assert "config/tasks/_lettered_choice.yaml" in job, rule
+    evaluate = next(b for b in result.stdout.split("\n\n") if "rule evaluate:" in b)
+    assert "config/tasks/_lettered_choice.yaml" in evaluate and "results/loglik/" in evaluate
     tune = next(b for b in result.stdout.split("\n\n") if "rule tune:" in b)
     assert "config/tasks/_lettered_choice.yaml" in tune and "config/tasks/mmlu.yaml" in tune
     gsm8k = next(b for b in result.stdout.split("\n\n") if "rule prepare_task:" in b and "gsm8k.yaml" in b)

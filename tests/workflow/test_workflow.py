@@ -228,16 +228,14 @@ def test_adding_a_model_plans_only_its_jobs(finished_run, tmp_path):
     result = snakemake(finished_run, "-n", "--cores", "1", configfile=tmp_path / "more.yaml")
     assert result.returncode == 0, result.stderr[-2000:]
     jobs = planned_jobs(result.stdout)
-    roles, tasks, closed = 2, len(config["tasks"]), 1
+    roles, tasks = 2, len(config["tasks"])
     assert jobs == {
         "pretrain": 1,
         "posttrain": 1,
         "probe_zoo_model": 1,  # both roles in one job
         "tune": roles,  # every task's prompt in one job per role
-        "evaluate": roles * (tasks - closed),  # zero-shot and few-shot in one job
-        "evaluate_closed": roles * closed,  # and their option log-likelihoods
-        "evaluate_soft_prompt": roles * (tasks - closed),  # every snapshot step in one job
-        "evaluate_soft_prompt_closed": roles * closed,
+        "evaluate": roles,  # zero-shot and few-shot on every task in one job per role
+        "evaluate_soft_prompt": roles,  # every snapshot step of every task in one job per role
         "judge": roles * tasks,
         "zoo_report": 1,
         "aggregate": 1,
@@ -249,6 +247,32 @@ def test_adding_a_model_plans_only_its_jobs(finished_run, tmp_path):
         "all": 1,
     }
     assert "model=gamma" in result.stdout and "model=alpha" not in result.stdout
+
+
+def test_adding_a_task_reruns_each_models_tune_and_evaluation_jobs_once(finished_run, tmp_path):
+    """What README.md says adding a (non-world) task reruns: its data, one tune and two evaluation
+    jobs per model x role (each covers every task), every unit's judging, and the report."""
+    config = yaml.safe_load(TINY.read_text())
+    config["tasks"].append("arc_challenge")
+    config["data"] = {"source": "mirror", "mirror": str(ROOT / "tests" / "fixtures")}
+    (tmp_path / "more.yaml").write_text(yaml.safe_dump(config))
+    result = snakemake(finished_run, "-n", "--cores", "1", configfile=tmp_path / "more.yaml")
+    assert result.returncode == 0, result.stderr[-2000:]
+    pairs = 2 * 2  # models x roles
+    assert planned_jobs(result.stdout) == {
+        "prepare_task": 1,
+        "tune": pairs,
+        "evaluate": pairs,
+        "evaluate_soft_prompt": pairs,
+        "judge": pairs * len(config["tasks"]),
+        "aggregate": 1,
+        "export_lm_eval": 1,
+        "tables": 1,
+        "figures": 1,
+        "claims": 1,
+        "timings": 1,
+        "all": 1,
+    }
 
 
 def test_evaluation_artifacts(finished_run):
@@ -329,7 +353,7 @@ def test_the_report_shows_the_timings_table(finished_run, tmp_path):
     benchmarks = sorted(results.glob("benchmarks/**/*.tsv"))
     table = pd.read_csv(results / "tables" / "timings.csv")
     assert table["jobs"].sum() == len(benchmarks) and set(table["rule"]) >= {"pretrain", "tune", "judge"}
-    assert set(table["rule"]) >= {"evaluate", "evaluate_closed", "evaluate_soft_prompt", "evaluate_soft_prompt_closed"}
+    assert set(table["rule"]) >= {"evaluate", "evaluate_soft_prompt"}
     assert (table["total_s"] >= table["max_s"]).all() and table["critical_path_s"].sum() > 0
     report = tmp_path / "report.html"
     result = snakemake(finished_run, "--report", str(report))
@@ -397,8 +421,7 @@ def test_default_config_plans_the_full_zoo(tmp_path):
     assert jobs["probe_zoo_model"] == n_models  # both roles in one job
     assert jobs["prepare_task"] == 4 and jobs["build_world"] == jobs["train_tokenizer"] == 1
     assert jobs["judge"] == 2 * n_models * 4 and jobs["tune"] == 2 * n_models  # a tune job per model x role
-    assert jobs["evaluate"] == jobs["evaluate_soft_prompt"] == 2 * n_models * 3  # open tasks
-    assert jobs["evaluate_closed"] == jobs["evaluate_soft_prompt_closed"] == 2 * n_models  # world_choice
+    assert jobs["evaluate"] == jobs["evaluate_soft_prompt"] == 2 * n_models  # per model x role, every task
     # every job but `all` and `timings` writes a benchmark file, and timings reads each of them
     assert sum(jobs.values()) == result.stdout.count("benchmark: ") + 2
 

@@ -2,7 +2,6 @@
 # the one-line input functions through which rules ask the plan.
 import json
 import os
-import re
 import shlex
 import sys
 from pathlib import Path
@@ -68,15 +67,6 @@ wildcard_constraints:
     role="base|post",
     vocab="[0-9]+",
     method="zero_shot|few_shot",
-
-
-def task_pattern(names):
-    """A wildcard constraint matching exactly these task names (none: a pattern that never matches)."""
-    return "|".join(re.escape(name) for name in names) or "(?!x)x"
-
-
-# Closed tasks' evaluation jobs also write option log-likelihoods (rules evaluate*_closed).
-OPEN_TASK_PATTERN, CLOSED_TASK_PATTERN = task_pattern(PLAN.open_tasks), task_pattern(PLAN.closed_tasks)
 
 
 # ---- input functions and parameters: each asks the plan ----------------------------------

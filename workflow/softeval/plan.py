@@ -68,29 +68,20 @@ RULES: dict[str, RuleShape] = {
     "random_model": RuleShape(("model", "role"), ("random_tokenizer",)),
     "convert_gguf": RuleShape(("model",), ()),
     "tune": RuleShape(("model", "role"), ("pretrain", "posttrain", "random_model", "convert_gguf", "prepare_task")),
-    "evaluate": RuleShape(
-        ("model", "role", "task"), ("pretrain", "posttrain", "random_model", "convert_gguf", "prepare_task")
-    ),
-    "evaluate_closed": RuleShape(
-        ("model", "role", "task"), ("pretrain", "posttrain", "random_model", "convert_gguf", "prepare_task")
-    ),
-    "evaluate_soft_prompt": RuleShape(("model", "role", "task"), ("tune",)),
-    "evaluate_soft_prompt_closed": RuleShape(("model", "role", "task"), ("tune",)),
-    "judge": RuleShape(
-        ("model", "role", "task"),
-        ("evaluate", "evaluate_closed", "evaluate_soft_prompt", "evaluate_soft_prompt_closed", "prepare_task"),
-    ),
+    "evaluate": RuleShape(("model", "role"), ("pretrain", "posttrain", "random_model", "convert_gguf", "prepare_task")),
+    "evaluate_soft_prompt": RuleShape(("model", "role"), ("tune",)),
+    "judge": RuleShape(("model", "role", "task"), ("evaluate", "evaluate_soft_prompt", "prepare_task")),
     "aggregate": RuleShape((), ("judge", "prepare_task")),
-    "tables": RuleShape((), ("aggregate", "zoo_report", "judge", "evaluate_soft_prompt_closed")),
+    "tables": RuleShape((), ("aggregate", "zoo_report", "judge", "evaluate_soft_prompt")),
     "figures": RuleShape((), ("tables",)),
-    "claims": RuleShape((), ("tables", "judge", "evaluate_soft_prompt_closed")),
+    "claims": RuleShape((), ("tables", "judge", "evaluate_soft_prompt")),
     "judge_validation": RuleShape((), ()),
     "export_lm_eval": RuleShape((), ("aggregate", "prepare_task")),
 }
 
 # The rules whose jobs load a model under evaluation (rules/tune.smk, rules/evaluate.smk): what
 # evaluation.resources sizes, a GPU each on a cluster, and what plan-cost prices.
-MODEL_JOB_RULES = ("tune", "evaluate", "evaluate_closed", "evaluate_soft_prompt", "evaluate_soft_prompt_closed")
+MODEL_JOB_RULES = ("tune", "evaluate", "evaluate_soft_prompt")
 
 
 def soft_prompt_steps(tune: dict[str, Any]) -> list[int]:
@@ -445,6 +436,12 @@ class Plan:
         return files + sorted({self.portable(path) for task in tasks for path in task.includes})
 
     # ---- files ----------------------------------------------------------------------------------
+    def evaluation_files(self, kind: str, units: list[str], model: str = "{model}", role: str = "{role}") -> list[str]:
+        """An evaluate job's files of one kind (GENERATIONS, or LOGLIK for the closed tasks only),
+        task by task in the plan's order, each task's units in order: what the job's flags list."""
+        tasks = self.closed_tasks if kind == LOGLIK else self.task_names
+        return [unit_file(kind, unit, model, role, task) for task in tasks for unit in units]
+
     def unit_files(self, kind: str, model: str, role: str, task: str) -> list[str]:
         return [unit_file(kind, unit, model, role, task) for unit in self.units]
 
@@ -512,8 +509,7 @@ class Plan:
         once = [{}]
         zoo = self.zoo_models
         triples = [{"model": m, "role": r, "task": t} for m, r, t in self.unit_triples()]
-        closed = [u for u in triples if u["task"] in self.closed_tasks]
-        opened = [u for u in triples if u["task"] not in self.closed_tasks]
+        pairs = [{"model": m, "role": r} for m in self.models for r in self.roles(m)]
         randoms = self.models_of_kind("random")
         jobs: dict[str, list[dict[str, str]]] = {
             "build_world": once if self.world_tasks or zoo else [],
@@ -526,11 +522,9 @@ class Plan:
             "random_tokenizer": [{"vocab": str(v)} for v in self.random_vocabularies()],
             "random_model": [{"model": m, "role": r} for m in randoms for r in self.roles(m)],
             "convert_gguf": [{"model": m} for m in self.models_of_kind("gguf")],
-            "tune": [{"model": m, "role": r} for m in self.models for r in self.roles(m)] if self.tunes else [],
-            "evaluate": opened if self.plain_methods else [],
-            "evaluate_closed": closed if self.plain_methods else [],
-            "evaluate_soft_prompt": opened if self.tunes else [],
-            "evaluate_soft_prompt_closed": closed if self.tunes else [],
+            "tune": pairs if self.tunes else [],
+            "evaluate": pairs if self.plain_methods else [],
+            "evaluate_soft_prompt": pairs if self.tunes else [],
             "judge": triples,
             "aggregate": once,
             "tables": once,

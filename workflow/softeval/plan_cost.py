@@ -470,17 +470,17 @@ def unit_prompts(config: dict[str, Any], lengths: TaskLengths) -> list[float]:
 
 
 def evaluate_jobs(config: dict[str, Any]) -> int:
-    """Evaluation jobs per model x role x task: evaluate_soft_prompt[_closed] when soft_prompt is a
-    method, evaluate[_closed] when another method is."""
+    """Evaluation jobs per model x role (each over every task): evaluate_soft_prompt when
+    soft_prompt is a method, evaluate when another method is."""
     methods = config["evaluation"]["methods"]
     return ("soft_prompt" in methods) + any(m != "soft_prompt" for m in methods)
 
 
 def gpu_jobs(config: dict[str, Any]) -> float:
-    """Snakemake jobs per model x role x task: its evaluation jobs and a share of the model x role's
-    one tune job."""
-    tune_share = 1 / len(config["tasks"]) if "soft_prompt" in config["evaluation"]["methods"] else 0.0
-    return evaluate_jobs(config) + tune_share
+    """Snakemake jobs per model x role x task: a task's share of the model x role's evaluation
+    jobs and of its tune job (each loads the model once for every task)."""
+    tune = 1 if "soft_prompt" in config["evaluation"]["methods"] else 0
+    return (evaluate_jobs(config) + tune) / len(config["tasks"])
 
 
 def hf_steps(generate: dict[str, Any], lengths: TaskLengths, bound: str) -> float:
@@ -545,13 +545,14 @@ def job_cost(
     bound: str = "upper",
     vllm_start_s: float = VLLM_ENGINE_START_S,
 ) -> Cost:
-    """One model x role x task: its jobs' start (loading the model; a vLLM engine per evaluation
-    job), tuning and every unit's evaluation, under one bound ("upper": every row to its budget; "realistic")."""
+    """One model x role x task: its share of the jobs' start (loading the model; a vLLM engine
+    per evaluation job), tuning and every unit's evaluation, under one bound ("upper": every row
+    to its budget; "realistic")."""
     evaluation = config["evaluation"]
     cost = Cost()
     cost.add("start", job_start_s * gpu_jobs(config))
     if backend == "vllm":
-        cost.add("start", vllm_start_s * evaluate_jobs(config))
+        cost.add("start", vllm_start_s * evaluate_jobs(config) / len(config["tasks"]))
     if "soft_prompt" in evaluation["methods"]:
         tune = evaluation["tune"]
         tokens = tune["steps"] * tune["batch_size"] * (tune["n_tokens"] + lengths.prompt + lengths.target)

@@ -265,9 +265,7 @@ def test_the_hf_model_is_freed_before_the_vllm_engine_starts(
     )
     evaluate.run_evaluate(
         model=str(tiny_model_dir),
-        task=task,  # the job reads only its name and kind here
-        data_dir=tmp_path,
-        methods=[outputs],
+        tasks=[evaluate.TaskOutputs(task, tmp_path, [outputs])],  # the job reads only the task's name and kind here
         generate_settings=GenerateSettings.parse({"few_shot_k": 0, "seed": 0, "backend": "vllm"}, "generate"),
         loglik_settings=LoglikSettings.parse({"few_shot_k": 0, "seed": 0}, "loglik"),
         threads=1,

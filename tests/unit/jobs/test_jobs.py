@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+from pathlib import Path
 
 import pytest
 import torch
@@ -16,7 +17,7 @@ from softeval.engine import backends as generate_backends
 from softeval.engine.chunks import parts_dir
 from softeval.engine.softprompt import TuneSettings, load_prompt
 from softeval.jobs.common import meta_path
-from softeval.jobs.evaluate import MethodOutputs, run_evaluate
+from softeval.jobs.evaluate import MethodOutputs, TaskOutputs, run_evaluate, task_outputs
 from softeval.jobs.generate import run_generate
 from softeval.jobs.judge import run_judge
 from softeval.jobs.loglik import run_loglik
@@ -223,29 +224,42 @@ def test_a_failed_job_leaves_no_provenance_beside_missing_outputs(workspace, tas
     assert sorted(p.name for p in workspace.glob("fail-step*.meta.json")) == [f"fail-step{s}.meta.json" for s in (0, 4)]
 
 
-def evaluate_unit(workspace, tasks, folder, methods, steps=(), die=None):
-    """One `evaluate` job over world_choice (closed): responses and option log-likelihoods."""
-    folder.mkdir(exist_ok=True)
+def method_files(workspace, folder, methods, steps, closed=True):
     keys = list(steps) or [None]
-    outputs = [
+    return [
         MethodOutputs(
             method,
             {k: folder / f"gen-{method}-{k}.jsonl" for k in keys},
-            {k: folder / f"ll-{method}-{k}.jsonl" for k in keys},
+            {k: folder / f"ll-{method}-{k}.jsonl" for k in keys} if closed else {},
             {k: workspace / "sp" / f"step{k}.safetensors" for k in steps},
         )
         for method in methods
     ]
+
+
+def evaluate_tasks(workspace, tasks, folder, names, methods, steps=(), subfolders=True):
+    """One `evaluate` job over these tasks: responses and, on world_choice (closed), option
+    log-likelihoods; each task's files in folder/<task>/ (or in `folder` itself)."""
+    outputs = []
+    for name in names:
+        where = folder / name if subfolders else folder
+        where.mkdir(parents=True, exist_ok=True)
+        files = method_files(workspace, where, methods, steps, closed=tasks[name].closed)
+        outputs.append(TaskOutputs(tasks[name], workspace / "data" / name, files))
     run_evaluate(
         model=str(workspace / "model"),
-        task=tasks["world_choice"],
-        data_dir=workspace / "data" / "world_choice",
-        methods=outputs,
+        tasks=outputs,
         generate_settings=SETTINGS,
         loglik_settings=OPTION_SETTINGS,
         threads=1,
     )
     return outputs
+
+
+def evaluate_unit(workspace, tasks, folder, methods, steps=()):
+    """One `evaluate` job over world_choice (closed) alone, its files in `folder`."""
+    (out,) = evaluate_tasks(workspace, tasks, folder, ["world_choice"], methods, steps, subfolders=False)
+    return out.methods
 
 
 @pytest.mark.parametrize("soft", [False, True])
@@ -270,6 +284,44 @@ def test_one_evaluate_job_writes_the_files_of_one_job_per_method(workspace, task
         ]:
             assert mine.read_bytes() == theirs.read_bytes()
             assert meta_path(mine).read_bytes() == meta_path(theirs).read_bytes()
+
+
+def test_one_evaluate_job_over_several_tasks_writes_what_a_job_per_task_writes(workspace, tasks):
+    """The workflow's evaluate job covers every task of a model x role: each task's files,
+    provenance included, are those of a job of its own (nothing carries over between tasks)."""
+    names = ["world_choice", "world_numeric"]
+    together = evaluate_tasks(workspace, tasks, workspace / "multi", names, ["zero_shot", "few_shot"])
+    for out in together:
+        (alone,) = evaluate_tasks(workspace, tasks, workspace / "single", [out.task.name], ["zero_shot", "few_shot"])
+        pairs = [
+            (mine, theirs)
+            for m, a in zip(out.methods, alone.methods, strict=True)
+            for kind in ("generations", "logliks")
+            for mine, theirs in zip(getattr(m, kind).values(), getattr(a, kind).values(), strict=True)
+        ]
+        assert len(pairs) == (4 if out.task.closed else 2)
+        for mine, theirs in pairs:
+            assert mine.read_bytes() == theirs.read_bytes() and read(mine)
+            assert meta_path(mine).read_bytes() == meta_path(theirs).read_bytes()
+
+
+def test_the_evaluate_flags_are_cut_task_by_task(tasks):
+    """--generations per task in --task order, --logliks for the closed tasks only; a count that
+    does not divide is one error naming what to give."""
+    names = [tasks["world_choice"], tasks["world_numeric"]]
+    data = [Path("d/choice"), Path("d/numeric")]
+    gens = ["c-zs", "c-fs", "n-zs", "n-fs"]
+    cut = task_outputs(names, data, ["zero_shot", "few_shot"], [], [], gens, ["c-zs-ll", "c-fs-ll"])
+    assert [t.task.name for t in cut] == ["world_choice", "world_numeric"]
+    assert [str(m.generations[None]) for m in cut[1].methods] == ["n-zs", "n-fs"]
+    assert [str(m.logliks[None]) for m in cut[0].methods] == ["c-zs-ll", "c-fs-ll"] and cut[1].methods[0].logliks == {}
+    soft = task_outputs(names, data, ["soft_prompt"], [0, 4], ["c0", "c4", "n0", "n4"], gens, [])
+    assert {k: str(v) for k, v in soft[1].methods[0].prompt_files.items()} == {0: "n0", 4: "n4"}
+    too_many = r"5 --generations files for 2 tasks; give 2 per task \(one per --methods value\)"
+    with pytest.raises(InputError, match=too_many):
+        task_outputs(names, data, ["zero_shot", "few_shot"], [], [], [*gens, "x"], [])
+    with pytest.raises(InputError, match=r"give 2 per closed task \(world_choice\)"):
+        task_outputs(names, data, ["zero_shot", "few_shot"], [], [], gens, ["a", "b", "c", "d"])
 
 
 def test_a_failed_evaluate_job_leaves_no_provenance(workspace, tasks, monkeypatch):

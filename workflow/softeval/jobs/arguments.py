@@ -1,5 +1,5 @@
-"""What several jobs' command lines share: the JSON settings flag, the model, task, zoo-input,
-soft-prompt and analysis flag groups, and the reading of the task files and model options they
+"""What several jobs' command lines share: the JSON settings flag, the model, task, zoo-input
+and analysis flag groups, and the reading of the task files and model options they
 name. Light to import: the modules behind it (task files, the model engine) load when read."""
 
 from __future__ import annotations
@@ -70,12 +70,6 @@ def add_zoo_inputs(p: argparse.ArgumentParser, world: bool, data: bool, threads:
         group.add_argument("--data", required=True, help="folder holding <task>/train.jsonl and test.jsonl")
     if threads:
         group.add_argument("--threads", type=int, default=1)
-
-
-def add_soft_prompt_steps(p: argparse.ArgumentParser) -> None:
-    group = p.add_argument_group("soft prompt")
-    group.add_argument("--steps", type=int, nargs="*", default=[], help="soft_prompt: snapshot steps")
-    group.add_argument("--prompts", nargs="*", default=[], help="soft_prompt: one prompt file per step")
 
 
 def add_judge_gpus(p: argparse.ArgumentParser) -> None:

@@ -141,7 +141,7 @@ def write_method_outputs(
             "shots": unit.prompts.shot_ids,
         }
         start = time.perf_counter()
-        label = f"{job} {method}" + (f" step {step}" if step is not None else "")
+        label = f"{job} {task.name} {method}" + (f" step {step}" if step is not None else "")
         with tqdm(total=len(items), desc=label, unit="ex", mininterval=5) as bar:
             reused = [0]
 
