@@ -12,7 +12,6 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from softeval.analysis import leaderboard
 from softeval.analysis.evidence import Interval
 from softeval.analysis.leaderboard import (
     MOVED,
@@ -21,6 +20,7 @@ from softeval.analysis.leaderboard import (
     SEPARABLE,
     WITHIN_NOISE,
     build_leaderboard,
+    checks,
     degenerate_share,
     leaderboard_from_settings,
     looks_degenerate,
@@ -362,7 +362,7 @@ def test_degenerate_checks():
 
 def test_local_degenerate_check_without_the_judges(monkeypatch):
     """The simple check where the package has no judge-side test of degenerate responses."""
-    monkeypatch.setattr(leaderboard, "_judge_degenerate", None)
+    monkeypatch.setattr(checks, "_judge_degenerate", None)  # where looks_degenerate reads it
     assert looks_degenerate("") == "empty"
     assert looks_degenerate("the the the the the the the the") == "repetition"
     assert looks_degenerate("x" * 25) == "character run"

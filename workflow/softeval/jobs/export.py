@@ -38,7 +38,6 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 def run(args: argparse.Namespace) -> None:
     from softeval.analysis.aggregate import load_summary
     from softeval.analysis.export import (
-        _setting,
         export_tensorboard,
         export_wandb,
         read_curves,
@@ -46,6 +45,7 @@ def run(args: argparse.Namespace) -> None:
         read_task_meta,
         write_lm_eval_results,
     )
+    from softeval.analysis.export.results_files import _setting
 
     if not (args.lm_eval_dir or args.tensorboard_dir or args.wandb_dir):
         raise InputError("softeval export: nothing to write; give --lm-eval-dir, --tensorboard-dir or --wandb-dir")
