@@ -188,7 +188,7 @@ CASES: list[tuple[str, Callable[[Bench], list[str]], tuple[str, ...]]] = [
         lambda b: b.config(lambda c: c["models"][0].update(name="../evil")),
         ("bad.yaml", "../evil"),
     ),
-    ("config-duplicate-model", lambda b: b.config(lambda c: c["models"].append(c["models"][0])), ("bad.yaml", "alpha")),
+    ("config-duplicate-model", lambda b: b.config(lambda c: c["models"].append(c["models"][0])), ("bad.yaml", "atlas")),
     (
         "config-unknown-size",
         lambda b: b.config(lambda c: c["models"][0]["zoo"].update(size="huge")),

@@ -44,7 +44,7 @@ def offline(tmp_path, monkeypatch):
 
 def test_preflight_builds_the_plan_of_a_valid_config(tmp_path):
     plan = preflight(copy.deepcopy(TINY), "tiny.yaml", ROOT, tmp_path)
-    assert isinstance(plan, Plan) and plan.models == ["alpha", "beta"] and plan.workdir == tmp_path
+    assert isinstance(plan, Plan) and plan.models == ["atlas", "pocket"] and plan.workdir == tmp_path
 
 
 def test_preflight_fills_the_config_in_place_as_check_config_does(tmp_path):

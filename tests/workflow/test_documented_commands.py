@@ -4,7 +4,7 @@ results/README.md show runs as written: a doc command that no longer works fails
 The commands are extracted from the Markdown (fenced blocks line by line, `# comments` cut; inline
 code spans), and each must be listed below in one of:
 
-- RUN: run as written in the folder of a small finished run (tests/configs/docs.yaml: the embedded
+- RUN: run as written in the folder of a small finished run (tests/configs/tiny.yaml: the embedded
   default's names, models atlas and pocket, its four tasks, soft prompts at steps 0 and 80), or in
   a fresh copy of the checkout (the embedded default's config, no results) for the dry runs a doc
   writes with `-n`; a placeholder (FILE, my.yaml, $P, ...) is replaced by what the doc says it is;
@@ -15,9 +15,10 @@ code spans), and each must be listed below in one of:
 - SKIPPED: what needs a GPU, a cluster, the network or the user's own files, with the reason.
 
 A command in the docs that none of them lists fails `test_every_documented_command_is_checked`; an
-entry no doc shows any more fails it too. Module-scoped fixtures: the small run is made once
-(`snakemake --cores 2` on tests/configs/docs.yaml, about 73 jobs) and only read afterwards, except
-by `snakemake --unlock` and `--rerun-incomplete`, which find nothing to do.
+entry no doc shows any more fails it too. Module-scoped fixtures: a copy of the session's tiny run
+(tests/workflow/test_workflow.py's `tiny_run`: `snakemake --cores 2` on tests/configs/tiny.yaml,
+shared with the workflow tests), only read afterwards except by `snakemake --unlock` and
+`--rerun-incomplete`, which find nothing to do, and by the commands that write a report or export.
 """
 
 from __future__ import annotations
@@ -25,7 +26,6 @@ from __future__ import annotations
 import os
 import re
 import shlex
-import shutil
 import subprocess
 import sys
 from dataclasses import dataclass
@@ -34,11 +34,11 @@ from pathlib import Path
 import pytest
 
 from tests.conftest import ROOT
-from tests.workflow.test_workflow import copy_checkout
+from tests.workflow.test_workflow import copy_checkout, copy_run, tiny_run
 
 DOCS = [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md")), ROOT / "config" / "README.md"]
 DOCS.append(ROOT / "results" / "README.md")
-DOCS_CONFIG = ROOT / "tests" / "configs" / "docs.yaml"
+DOCS_CONFIG = ROOT / "tests" / "configs" / "tiny.yaml"
 PROGRAMS = ("softeval", "snakemake", "make")
 # cluster.md: the profile arguments of its judge phase
 P = "--configfile config/paper.yaml --profile workflow/profiles/slurm"
@@ -266,17 +266,14 @@ def test_make_target_exists(command):
 
 @pytest.fixture(scope="module")
 def places(tmp_path_factory) -> dict[str, Path]:
-    """The two places commands run in. "run": a checkout whose config/config.yaml is
-    tests/configs/docs.yaml, run to the end; "checkout": a fresh copy of the checkout, the
-    embedded default's config, nothing run.
+    """The two places commands run in. "run": a copy of the session's tiny run (a checkout whose
+    config/config.yaml is tests/configs/tiny.yaml, run to the end); "checkout": a fresh copy of
+    the checkout, the embedded default's config, nothing run.
     SOFTEVAL_DOCS_RUN=FOLDER reuses such a finished run (while editing docs: the run costs minutes)."""
     checkout = copy_checkout(tmp_path_factory.mktemp("docs-checkout") / "softeval")
     if os.environ.get("SOFTEVAL_DOCS_RUN"):
         return {"run": Path(os.environ["SOFTEVAL_DOCS_RUN"]), "checkout": checkout}
-    run = copy_checkout(tmp_path_factory.mktemp("docs-run") / "softeval")
-    shutil.copy2(DOCS_CONFIG, run / "config" / "config.yaml")
-    result = shell("snakemake --cores 2", run, timeout=1800)
-    assert result.returncode == 0, result.stderr[-3000:]
+    run = copy_run(tiny_run(tmp_path_factory), tmp_path_factory.mktemp("docs-run") / "softeval")
     return {"run": run, "checkout": checkout}
 
 

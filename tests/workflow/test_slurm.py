@@ -42,10 +42,9 @@ pytest.importorskip("snakemake_executor_plugin_slurm")
 
 @pytest.fixture(scope="module")
 def cluster_config(tmp_path_factory):
-    """tests/configs/smoke.yaml on one lettered task (open and closed evaluation rules are both run
-    by other tests; the closed one also scores options), one model with its twin (a second model
-    would only repeat the same jobs through the same scheduler), a small tokenizer, and GPU model
-    jobs."""
+    """tests/configs/smoke.yaml on one lettered task (its evaluate jobs also score options; jobs
+    over several tasks are run by other tests), one model with its twin (a second model would only
+    repeat the same jobs through the same scheduler), a small tokenizer, and GPU model jobs."""
     config = yaml.safe_load((ROOT / "tests" / "configs" / "smoke.yaml").read_text())
     config["tasks"] = ["mmlu"]
     config["models"] = config["models"][:1]

@@ -15,6 +15,7 @@ from pathlib import Path
 import pandas as pd
 import pytest
 import yaml
+from filelock import FileLock
 from safetensors.torch import load_file, save_file
 from transformers import AutoModelForCausalLM, AutoTokenizer
 
@@ -60,11 +61,33 @@ def copy_checkout(dest: Path) -> Path:
 REFERENCE: dict[str, str] = {}
 
 
+def tiny_run(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A checkout whose config/config.yaml is tests/configs/tiny.yaml, run to the end: made once
+    per test session, every pytest-xdist worker included (a file lock; the folder is shared), and
+    never changed afterwards. A module that changes its run works on a copy (`copy_run`)."""
+    base = tmp_path_factory.getbasetemp()
+    root = base.parent if os.environ.get("PYTEST_XDIST_WORKER") else base
+    run = root / "tiny-run"
+    with FileLock(str(root / "tiny-run.lock")):
+        if not (root / "tiny-run.finished").exists():
+            shutil.rmtree(run, ignore_errors=True)
+            copy_checkout(run)
+            shutil.copy2(TINY, run / "config" / "config.yaml")
+            result = snakemake(run, "--cores", "2")
+            assert result.returncode == 0, result.stderr[-3000:]
+            (root / "tiny-run.finished").write_text("")
+    return run
+
+
+def copy_run(run: Path, dest: Path) -> Path:
+    """A finished run copied whole (Snakemake's records in .snakemake/ too, so nothing reruns)."""
+    shutil.copytree(run, dest, symlinks=True)
+    return dest
+
+
 @pytest.fixture(scope="module")
 def finished_run(tmp_path_factory):
-    workdir = copy_checkout(tmp_path_factory.mktemp("run"))
-    result = snakemake(workdir, "--cores", "2")
-    assert result.returncode == 0, result.stderr[-3000:]
+    workdir = copy_run(tiny_run(tmp_path_factory), tmp_path_factory.mktemp("run") / "softeval")
     REFERENCE.update(results_digest(workdir / "results"))
     return workdir
 
@@ -83,10 +106,10 @@ def test_no_result_file_has_another_mode_than_the_umask_gives(finished_run):
 def test_zoo_report_numbers(finished_run):
     table = pd.read_csv(finished_run / "results" / "tables" / "zoo.csv")
     assert sorted(zip(table["model"], table["role"], strict=True)) == [
-        ("alpha", "base"),
-        ("alpha", "post"),
-        ("beta", "base"),
-        ("beta", "post"),
+        ("atlas", "base"),
+        ("atlas", "post"),
+        ("pocket", "base"),
+        ("pocket", "post"),
     ]
     config = yaml.safe_load(TINY.read_text())
     for model in config["models"]:
@@ -109,7 +132,7 @@ def test_zoo_report_numbers(finished_run):
 
 
 def test_models_are_standard_hugging_face_directories(finished_run):
-    for model in ("alpha", "beta"):
+    for model in ("atlas", "pocket"):
         for role in ("base", "post"):
             path = finished_run / "results" / "zoo" / model / role
             tokenizer = AutoTokenizer.from_pretrained(path)
@@ -119,7 +142,7 @@ def test_models_are_standard_hugging_face_directories(finished_run):
 
 
 def test_examples_behind_the_report_are_kept(finished_run):
-    examples = finished_run / "results" / "probes" / "alpha" / "base.jsonl"
+    examples = finished_run / "results" / "probes" / "atlas" / "base.jsonl"
     rows = [json.loads(line) for line in examples.read_text().splitlines()]
     assert {r["probe"] for r in rows} == {"cloze", "zero_shot"}
     assert all("prompt" in r and "response" in r for r in rows)
@@ -177,7 +200,7 @@ def test_new_weights_in_a_local_model_directory_rerun_that_model_only(finished_r
     models = tmp_path / "models"
     config = {**yaml.safe_load(TINY.read_text()), "tasks": ["world_numeric"], "models": []}
     config["evaluation"] = {**config["evaluation"], "methods": ["zero_shot"]}
-    for name in ("alpha", "beta"):
+    for name in ("atlas", "pocket"):
         entry: dict = {"name": name}
         for role in ("base", "post"):
             shutil.copytree(finished_run / "results" / "zoo" / name / role, models / f"{name}-{role}")
@@ -188,8 +211,8 @@ def test_new_weights_in_a_local_model_directory_rerun_that_model_only(finished_r
     result = snakemake(workdir, "--cores", "2", configfile=tmp_path / "local.yaml")
     assert result.returncode == 0, result.stderr[-3000:]
 
-    weights = models / "alpha-base" / "model.safetensors"
-    meta = json.loads((workdir / "results/generations/alpha/base/world_numeric/zero_shot.meta.json").read_text())
+    weights = models / "atlas-base" / "model.safetensors"
+    meta = json.loads((workdir / "results/generations/atlas/base/world_numeric/zero_shot.meta.json").read_text())
     assert meta["params"]["revision"] == f"sha256:{hashlib.sha256(weights.read_bytes()).hexdigest()[:16]}"
 
     tensors = load_file(weights)
@@ -209,7 +232,7 @@ def test_new_weights_in_a_local_model_directory_rerun_that_model_only(finished_r
         "timings": 1,
         "all": 1,
     }
-    assert "model=alpha, role=base" in plan.stdout and "role=post" not in plan.stdout
+    assert "model=atlas, role=base" in plan.stdout and "role=post" not in plan.stdout
 
 
 def test_a_moved_checkout_reruns_nothing(finished_run, tmp_path):
@@ -246,7 +269,7 @@ def test_adding_a_model_plans_only_its_jobs(finished_run, tmp_path):
         "timings": 1,
         "all": 1,
     }
-    assert "model=gamma" in result.stdout and "model=alpha" not in result.stdout
+    assert "model=gamma" in result.stdout and "model=atlas" not in result.stdout
 
 
 def test_adding_a_task_reruns_each_models_tune_and_evaluation_jobs_once(finished_run, tmp_path):
@@ -279,10 +302,10 @@ def test_evaluation_artifacts(finished_run):
     """Soft prompts, generations, option scores and verdicts for every unit; the table matches them."""
     results = finished_run / "results"
     config = yaml.safe_load(TINY.read_text())
-    steps = [0, 3, 6]
+    steps = [0, 80]
     table = pd.read_csv(results / "tables" / "scores.csv", dtype={"step": "Int64"})
-    assert len(table) == 2 * 2 * 2 * (2 + len(steps))
-    for model in ("alpha", "beta"):
+    assert len(table) == 2 * 2 * len(config["tasks"]) * (2 + len(steps))
+    for model in ("atlas", "pocket"):
         for role in ("base", "post"):
             for task in config["tasks"]:
                 unit = f"{model}/{role}/{task}"
@@ -294,7 +317,7 @@ def test_evaluation_artifacts(finished_run):
                     "peft",
                     *(f"step{s}.safetensors" for s in steps),
                 }
-                assert len((prompts / "curve.csv").read_text().splitlines()) == 1 + 6
+                assert len((prompts / "curve.csv").read_text().splitlines()) == 1 + 80
                 test_ids = [
                     json.loads(x)["id"] for x in (results / "data" / task / "test.jsonl").read_text().splitlines()
                 ]
@@ -331,7 +354,7 @@ def test_publication_tables_figures_and_claims(finished_run):
     assert set(swap["method"]) == {"zero_shot", "few_shot", "soft_prompt"}
     assert ((swap["distance_min"] <= swap["distance"]) & (swap["distance"] <= swap["distance_max"])).all()
     per_task = swap[swap["task"] != "all tasks"]
-    assert len(per_task) == 2 * 3 and (per_task["distance_max"] <= 1).all()  # two models: one pair
+    assert len(per_task) == 4 * 3 and (per_task["distance_max"] <= 1).all()  # two models: one pair
     agreement = pd.read_csv(tables / "judge_validation.csv").set_index("label")
     assert (agreement["accuracy"] >= 0.95).all() and (agreement["n"] >= 150).all()
     claims = pd.read_csv(tables / "claims.csv")
@@ -343,7 +366,7 @@ def test_publication_tables_figures_and_claims(finished_run):
     flat = claims[claims["part"] == "closed tasks: knowledge flat"]["evidence"].iloc[0]
     assert "choices collapsed onto one option" in flat
     checks = pd.read_csv(tables / "unit_checks.csv")
-    assert {"choice_entropy_step6", "choice_collapsed", "vs_zero_shot", "p_knowledge_change"} <= set(checks.columns)
+    assert {"choice_entropy_step80", "choice_collapsed", "vs_zero_shot", "p_knowledge_change"} <= set(checks.columns)
     assert pd.read_parquet(tables / "scores.parquet").shape[0] == len(pd.read_csv(tables / "scores.csv"))
 
 
@@ -365,16 +388,16 @@ def test_the_report_shows_the_timings_table(finished_run, tmp_path):
 
 def test_review_shows_the_examples_behind_a_cell(finished_run):
     command = [sys.executable, "-m", "softeval", "review", "--results", str(finished_run / "results")]
-    listing = subprocess.run([*command, "--model", "alpha"], capture_output=True, text=True, check=True)
+    listing = subprocess.run([*command, "--model", "atlas"], capture_output=True, text=True, check=True)
     assert "world_choice" in listing.stdout and "soft_prompt" in listing.stdout
-    cell = [*command, "--model", "beta", "--task", "world_numeric", "--method", "few_shot", "--limit", "2"]
+    cell = [*command, "--model", "pocket", "--task", "world_numeric", "--method", "few_shot", "--limit", "2"]
     shown = subprocess.run(cell, capture_output=True, text=True, check=True)
     assert shown.stdout.count("--- world_numeric-test-") == 2 and "gold     |" in shown.stdout
 
 
 def test_switching_the_judge_reruns_only_judging_and_what_follows(finished_run, tmp_path):
     config = yaml.safe_load(TINY.read_text())
-    config["evaluation"]["judge"] = {"name": "hf", "model": "results/zoo/alpha/base"}
+    config["evaluation"]["judge"] = {"name": "hf", "model": "results/zoo/atlas/base"}
     (tmp_path / "judge.yaml").write_text(yaml.safe_dump(config))
     result = snakemake(finished_run, "-n", "--cores", "1", configfile=tmp_path / "judge.yaml")
     assert result.returncode == 0, result.stderr[-2000:]
@@ -389,17 +412,17 @@ def test_switching_the_judge_reruns_only_judging_and_what_follows(finished_run, 
         "timings": 1,
         "all": 1,
     }
-    # And it runs: the zoo's own alpha model judges behind the rule cascade, end to end.
+    # And it runs: the zoo's own atlas model judges behind the rule cascade, end to end.
     result = snakemake(finished_run, "--cores", "2", configfile=tmp_path / "judge.yaml")
     assert result.returncode == 0, result.stderr[-3000:]
-    scores = [json.loads(x) for x in (finished_run / "results/scores/beta/base/world_numeric/few_shot.jsonl").open()]
-    assert {s["judge"] for s in scores} <= {"rule", "hf:results/zoo/alpha/base"} and any(
-        s["judge"] == "hf:results/zoo/alpha/base" for s in scores
+    scores = [json.loads(x) for x in (finished_run / "results/scores/pocket/base/world_numeric/few_shot.jsonl").open()]
+    assert {s["judge"] for s in scores} <= {"rule", "hf:results/zoo/atlas/base"} and any(
+        s["judge"] == "hf:results/zoo/atlas/base" for s in scores
     )
     table = pd.read_csv(finished_run / "results" / "tables" / "scores.csv")
     assert (table["llm_judged"] > 0).any() and (table["llm_judged"] <= 1).all()
     agreement = pd.read_csv(finished_run / "results" / "tables" / "judge_validation.csv")
-    assert set(agreement["judge"]) == {"cascade(hf:results/zoo/alpha/base)"} and (agreement["n"] >= 150).all()
+    assert set(agreement["judge"]) == {"cascade(hf:results/zoo/atlas/base)"} and (agreement["n"] >= 150).all()
     assert sum(p.stat().st_size for p in (finished_run / "results" / "judge_cache").glob("*.jsonl")) > 0
 
 
@@ -409,7 +432,7 @@ def test_one_model_warns_at_planning_that_rankings_need_two(tmp_path):
     (tmp_path / "one.yaml").write_text(yaml.safe_dump(config))
     result = snakemake(tmp_path, "-n", "--cores", "1", configfile=tmp_path / "one.yaml")
     assert result.returncode == 0, result.stderr[-2000:]
-    assert "one model (alpha): its scores are computed, but rankings need at least two models" in result.stderr
+    assert "one model (atlas): its scores are computed, but rankings need at least two models" in result.stderr
 
 
 def test_default_config_plans_the_full_zoo(tmp_path):
@@ -431,7 +454,7 @@ def test_default_config_plans_the_full_zoo(tmp_path):
     [
         (lambda c: c["zoo"]["pretrain"].update(stepz=3), "unknown key 'zoo.pretrain.stepz'"),
         (lambda c: c["world"].update(n_entities="many"), "key 'world.n_entities' must be of type integer"),
-        (lambda c: c["tasks"].append("gsm9k"), "key 'tasks[2]' is 'gsm9k'"),
+        (lambda c: c["tasks"].append("gsm9k"), "key 'tasks[4]' is 'gsm9k'"),
         (lambda c: c["evaluation"]["tune"].update(snapshots=[0, 99]), "key 'evaluation.tune.snapshots' has step 99"),
     ],
 )
