@@ -22,10 +22,9 @@ from transformers import (
 )
 
 from softeval.data.splits import task_examples
-from softeval.engine import softprompt
 from softeval.engine.batching import IGNORE, encode_batch
 from softeval.engine.loglik import score_options
-from softeval.engine.softprompt import answer_logprobs, answer_loss, insert_soft_prompt, tune
+from softeval.engine.softprompt import answer_logprobs, answer_loss, insert_soft_prompt, projection, tune
 from softeval.schema import InputError
 from softeval.settings import TuneSettings
 from softeval.zoo.corpus import tokenizer_corpus
@@ -233,12 +232,12 @@ def test_the_fp32_projection_gives_the_fp32_gradient(tokenizer, pairs, monkeypat
     """The projection's gradient (computed in vocabulary slices, the weight cast again in the
     backward pass instead of an fp32 copy being saved) is the float64 one, and the tuning loss
     still trains the soft prompt of a bf16 model."""
-    monkeypatch.setattr(softprompt, "PROJECTION_CHUNK", 64 * 100)  # 100 vocabulary rows a slice
+    monkeypatch.setattr(projection, "PROJECTION_CHUNK", 64 * 100)  # 100 vocabulary rows a slice
     model = bf16_model(tokenizer)
     head = model.get_output_embeddings()
     rows = torch.randn(7, 64, generator=torch.Generator().manual_seed(5)).bfloat16().float().requires_grad_(True)
     targets = torch.randint(0, head.weight.shape[0], (7,), generator=torch.Generator().manual_seed(6))
-    logits = softprompt.project_rows(head, rows)
+    logits = projection.project_rows(head, rows)
     assert logits.dtype == torch.float32
     (-logits.log_softmax(-1).gather(1, targets.unsqueeze(1)).mean()).backward()
     exact = rows.detach().double().requires_grad_(True)

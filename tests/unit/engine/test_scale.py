@@ -168,7 +168,7 @@ def test_generation_backoff_gives_the_same_texts(tiny_model_dir, tasks, monkeypa
 
 
 def test_tuning_backoff_accumulates_the_same_gradient(tiny_model_dir, tasks, monkeypatch):
-    from softeval.engine import softprompt
+    from softeval.engine.softprompt import training  # where tune's loss reads answer_logprobs
 
     task = tasks["world_numeric"]
     pairs = [
@@ -177,14 +177,14 @@ def test_tuning_backoff_accumulates_the_same_gradient(tiny_model_dir, tasks, mon
     config = TuneSettings(steps=3, batch_size=8, snapshots=(), lr=0.1)
     model, tokenizer = load_model(tiny_model_dir, 1)
     reference = tune(model, tokenizer, pairs, config)
-    real = softprompt.answer_logprobs
+    real = training.answer_logprobs
 
     def small_memory(model, vectors, batch):
         if batch.input_ids.shape[0] > 2:
             raise torch.OutOfMemoryError("CUDA out of memory")
         return real(model, vectors, batch)
 
-    monkeypatch.setattr(softprompt, "answer_logprobs", small_memory)
+    monkeypatch.setattr(training, "answer_logprobs", small_memory)
     backed_off = tune(model, tokenizer, pairs, config)
     assert backed_off.losses == pytest.approx(reference.losses, abs=1e-5)
     assert torch.allclose(backed_off.vectors, reference.vectors, atol=1e-5)

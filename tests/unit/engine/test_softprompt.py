@@ -184,18 +184,18 @@ def test_a_train_split_smaller_than_the_batch_fills_the_batch_by_reshuffling(mod
     whole, each row drawn about equally often, instead of an IndexError at the first step."""
     few = pairs[:3]
     seen: list[str] = []
-    import softeval.engine.softprompt as softprompt
+    import softeval.engine.softprompt.training as training  # where tune reads it
 
-    original = softprompt.backward_with_backoff
+    original = training.backward_with_backoff
 
     def spy(model, tokenizer, vectors, chosen, micro):
         seen.extend(question for question, _ in chosen)
         return original(model, tokenizer, vectors, chosen, micro)
 
-    softprompt.backward_with_backoff = spy
+    training.backward_with_backoff = spy
     try:
         result = tune(model, tokenizer, few, TuneSettings(steps=3, batch_size=8, snapshots=(0,)))
     finally:
-        softprompt.backward_with_backoff = original
+        training.backward_with_backoff = original
     assert len(result.losses) == 3 and len(seen) == 24
     assert sorted(seen.count(question) for question, _ in few) == [8, 8, 8]
