@@ -17,20 +17,24 @@ from softeval.judges.factory import JUDGES
 from softeval.judges.validation import load_validation
 from softeval.layout import (
     GENERATIONS,
-    LM_EVAL,
     LOGLIK,
-    RESULTS,
     SCORES,
-    results_file_name,
+    SPLITS,
+    data_file,
+    data_meta,
+    figure_file,
+    lm_eval_file,
+    probe_file,
     snapshot_name,
     softprompt_file,
+    table_file,
     unit_file,
     unit_name,
+    world_file,
 )
 from softeval.plan.evaluated import SOFT_PROMPT, Evaluated
 from softeval.schema import InputError
 
-SPLITS = ("train", "test", "few_shot")
 PUBLICATION_TABLES = ("leaderboard", "swap_distance", "score_gap", "knowledge_format", "consensus", "unit_checks")
 FIGURES = ("tuning_curve", "method_scores", "swap_distance", "score_gap")
 
@@ -50,14 +54,14 @@ class Files(Evaluated):
         return [self.task_paths[t] for t in self.world_tasks]
 
     def split_files(self, split: str, tasks: list[str] | None = None) -> list[str]:
-        return [f"{RESULTS}/data/{t}/{split}.jsonl" for t in (self.world_tasks if tasks is None else tasks)]
+        return [data_file(split, t) for t in (self.world_tasks if tasks is None else tasks)]
 
     def prepare_inputs(self, task: str) -> dict[str, Any]:
         """A world task needs the world; a local task its files; a real task read from a mirror its files."""
         inputs: dict[str, Any] = {"task": self.task_file(task), "task_includes": self.task_includes(task)}
         source = self.source(task)
         if source == "world":
-            inputs["world"] = f"{RESULTS}/world/world.json"
+            inputs["world"] = world_file()
         elif source == "local":
             inputs["files"] = [self.portable(f) for f in self.tasks[task].dataset["files"].values()]
         elif self.config["data"]["source"] == "mirror" and self.mirror:
@@ -83,7 +87,7 @@ class Files(Evaluated):
 
     def lm_eval_files(self) -> list[str]:
         """results/lm_eval/results_<model>.json (and .post.json): lm-evaluation-harness's layout."""
-        return [f"{RESULTS}/{LM_EVAL}/{results_file_name(m, r)}" for m in self.models for r in self.roles(m)]
+        return [lm_eval_file(m, r) for m in self.models for r in self.roles(m)]
 
     # ---- the judge ------------------------------------------------------------------------------
     def judge_model_inputs(self) -> dict[str, str]:
@@ -128,7 +132,7 @@ class Files(Evaluated):
         zoo's probes) and every tuned prompt. `all` asks for each by name: Snakemake does not rebuild
         a missing intermediate file while what was made from it is up to date, so a file deleted by
         a killed forced rerun would otherwise stay missing for good."""
-        files = [f"{RESULTS}/data/{task}/{split}.jsonl" for task in self.tasks for split in SPLITS]
+        files = [data_file(split, task) for task in self.tasks for split in SPLITS]
         for model, role, task in self.unit_triples():
             files += self.unit_files(GENERATIONS, model, role, task)
             if task in self.closed_tasks:
@@ -136,7 +140,7 @@ class Files(Evaluated):
             if self.tunes:
                 names = ["prompt.safetensors", "curve.csv", *(snapshot_name(step) for step in self.steps)]
                 files += [softprompt_file(name, model, role, task) for name in names]
-        files += [f"{RESULTS}/probes/{model}/{role}.jsonl" for model in self.zoo_models for role in self.roles(model)]
+        files += [probe_file("jsonl", model, role) for model in self.zoo_models for role in self.roles(model)]
         return files + self.all_scores()
 
     def base_choice_files(self) -> list[str]:
@@ -168,13 +172,12 @@ class Files(Evaluated):
 
     def targets(self) -> list[str]:
         """What `all` builds: every table, figure and per-example file of the run."""
-        tables = f"{RESULTS}/tables"
-        files = [f"{RESULTS}/data/{task}/meta.json" for task in self.tasks]
-        files += [f"{tables}/zoo.{ext}" for ext in ("csv", "md")] if self.zoo_models else []
-        files += [f"{tables}/scores.csv", *self.per_example_files()]
-        files += [f"{tables}/{name}.{ext}" for name in PUBLICATION_TABLES for ext in ("csv", "md", "tex")]
-        files += [f"{RESULTS}/figures/{name}.{ext}" for name in FIGURES for ext in ("png", "pdf")]
-        files += [f"{tables}/claims.{ext}" for ext in ("csv", "md", "tex")]
-        files += [f"{tables}/judge_validation.{ext}" for ext in ("csv", "md", "tex", "json")]
+        files = [data_meta(task) for task in self.tasks]
+        files += [table_file("zoo", ext) for ext in ("csv", "md")] if self.zoo_models else []
+        files += [table_file("scores", "csv"), *self.per_example_files()]
+        files += [table_file(name, ext) for name in PUBLICATION_TABLES for ext in ("csv", "md", "tex")]
+        files += [figure_file(name, ext) for name in FIGURES for ext in ("png", "pdf")]
+        files += [table_file("claims", ext) for ext in ("csv", "md", "tex")]
+        files += [table_file("judge_validation", ext) for ext in ("csv", "md", "tex", "json")]
         files += self.lm_eval_files()
-        return files + [f"{tables}/timings.{ext}" for ext in ("csv", "md")]
+        return files + [table_file("timings", ext) for ext in ("csv", "md")]

@@ -8,10 +8,9 @@ one pattern: results/benchmarks/<rule>/<wildcard values>.tsv.
 
 from __future__ import annotations
 
-import os
 from dataclasses import dataclass
 
-from softeval.layout import RESULTS
+from softeval.layout import benchmark_file
 from softeval.plan.evaluated import Evaluated
 
 
@@ -55,7 +54,7 @@ MODEL_JOB_RULES = ("tune", "evaluate", "evaluate_soft_prompt")
 
 def benchmark_pattern(rule: str) -> str:
     """results/benchmarks/<rule>/{w1}/{w2}.tsv: the one pattern of every rule's benchmark file."""
-    return os.path.join(RESULTS, "benchmarks", rule, *(f"{{{w}}}" for w in RULES[rule].wildcards)) + ".tsv"
+    return benchmark_file(rule, RULES[rule].wildcards)
 
 
 class Rules(Evaluated):
