@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-import softeval.plan as plan_module
+import softeval.plan.evaluated as evaluated_module  # where the plan reads its task files
 from softeval.config import check_config, load_config_file
 from softeval.plan import MODEL_JOB_RULES, RULES, Plan, benchmark_pattern, soft_prompt_steps
 from softeval.schema import InputError
@@ -39,8 +39,8 @@ def smoke() -> Plan:
 
 def test_each_task_file_is_read_once(monkeypatch):
     reads: list[str] = []
-    real = plan_module.load_task_file
-    monkeypatch.setattr(plan_module, "load_task_file", lambda path: reads.append(str(path)) or real(path))
+    real = evaluated_module.load_task_file
+    monkeypatch.setattr(evaluated_module, "load_task_file", lambda path: reads.append(str(path)) or real(path))
     plan = Plan.from_config(config_of(), ROOT, ROOT)
     plan.prepare_inputs("world_choice"), plan.task_includes(*plan.task_names), plan.jobs(), plan.targets()
     assert sorted(reads) == sorted(f"config/tasks/{t}.yaml" for t in plan.task_names)

@@ -32,6 +32,7 @@ from softeval.plan_cost import (
     judge_templates,
     model_shape,
     plan_cost,
+    run_plan,
     units_per_task,
 )
 from softeval.schema import InputError
@@ -56,6 +57,11 @@ def paper_config(**overlay):
     config = load_config_file(ROOT / "config" / "config.yaml")
     config = merge_blocks(config, load_config_file(ROOT / "config" / "paper.yaml"))
     return check_config(merge_blocks(config, overlay), "paper", ROOT)
+
+
+def paper_plan(**overlay):
+    """The run plan of paper_config(**overlay): what the cost functions count units and jobs from."""
+    return run_plan(paper_config(**overlay), TASKS)
 
 
 @pytest.mark.parametrize(
@@ -111,12 +117,12 @@ PROMPTS = [50, 110] + [60] * 5  # zero-shot, few-shot (3 shots of 20), soft prom
 
 
 def test_one_job_by_hand():
-    config = paper_config()
+    plan = paper_plan()
     roof = Roofline(GPUS["h100-sxm"], 0.4, 0.6)
     flop_s = 989e12 * 0.4
     n = ASSUMED_7B.params
-    cost = job_cost(config, lengths(), True, ASSUMED_7B, roof, "hf", 256, 60.0).seconds
-    assert units_per_task(config) == 7  # zero-shot, few-shot, soft prompt at 0, 10, 20, 40, 80
+    cost = job_cost(plan, lengths(), True, ASSUMED_7B, roof, "hf", 256, 60.0).seconds
+    assert units_per_task(plan) == 7  # zero-shot, few-shot, soft prompt at 0, 10, 20, 40, 80
     assert cost["start"] == pytest.approx(3 / 7 * 60.0)  # a task's seventh of evaluate, evaluate_soft_prompt, tune
     assert cost["tune"] == pytest.approx(4 * n * 80 * 8 * (10 + 50 + 10) / flop_s)
     prompts = 50 + (50 + 3 * 20) + 5 * (50 + 10)
@@ -131,22 +137,22 @@ def test_one_job_by_hand():
 
 
 def test_an_hf_step_bound_by_its_bytes_reads_the_weights_once_and_each_rows_cache():
-    config = paper_config()
+    plan = paper_plan()
     roof = Roofline(GPUS["h100-sxm"], 0.4, 0.6)
     heavy = Shape(params=2e11, kv_bytes_per_token=1e6, source="test", layers=1)  # bytes, not launches, bind
-    decode = job_cost(config, lengths(), False, heavy, roof, "hf", 256, 0.0).seconds["decode"]
+    decode = job_cost(plan, lengths(), False, heavy, roof, "hf", 256, 0.0).seconds["decode"]
     # 128 steps read the weights; 100 rows x 32 tokens each read a cache of prompt + 16 tokens
     expected = sum(roof.bytes(128 * 4e11 + 100 * 32 * (p + 16) * 1e6) for p in PROMPTS)
     assert decode == pytest.approx(expected)
 
 
 def test_vllm_is_bounded_by_its_kv_memory_and_starts_an_engine_per_evaluation_job():
-    config = paper_config()
+    plan = paper_plan()
     roof = Roofline(GPUS["h100-sxm"], 0.4, 0.6)
     long = lengths(rows=5000, budget=4000, prompt=100.0)
-    hf = job_cost(config, long, False, ASSUMED_7B, roof, "hf", 256, 60.0).seconds
-    vllm = job_cost(config, long, False, ASSUMED_7B, roof, "vllm", 256, 60.0).seconds
-    unlimited = job_cost(config, long, False, ASSUMED_7B, roof, "vllm", 10**6, 60.0).seconds["decode"]
+    hf = job_cost(plan, long, False, ASSUMED_7B, roof, "hf", 256, 60.0).seconds
+    vllm = job_cost(plan, long, False, ASSUMED_7B, roof, "vllm", 256, 60.0).seconds
+    unlimited = job_cost(plan, long, False, ASSUMED_7B, roof, "vllm", 10**6, 60.0).seconds["decode"]
     assert vllm["decode"] < hf["decode"]
     assert unlimited == pytest.approx(vllm["decode"])  # memory, not the concurrency flag, binds
     free = 80e9 * 0.85 - 2 * ASSUMED_7B.params
@@ -166,15 +172,16 @@ def test_the_harness_reading_is_costed_as_the_engines_run_it():
     budget); vLLM continues softeval's own tokens where the harness reads further (the larger
     budget per row, never both)."""
     config = paper_config()
+    plan = run_plan(config, TASKS)
     roof = Roofline(GPUS["h100-sxm"], 0.4, 0.6)
     plain, harness = lengths(budget=32), lengths(budget=32, harness_budget=256)
-    hf = job_cost(config, harness, False, ASSUMED_7B, roof, "hf", 256, 0.0).seconds["decode"]
+    hf = job_cost(plan, harness, False, ASSUMED_7B, roof, "hf", 256, 0.0).seconds["decode"]
     assert hf == pytest.approx(7 * 4 * 256 * hf_step_floor(ASSUMED_7B))
-    vllm = job_cost(config, harness, False, ASSUMED_7B, roof, "vllm", 256, 0.0).seconds["decode"]
+    vllm = job_cost(plan, harness, False, ASSUMED_7B, roof, "vllm", 256, 0.0).seconds["decode"]
     kv = ASSUMED_7B.kv_bytes_per_token
     expected = sum(roof.bytes(256 * 2 * ASSUMED_7B.params + 100 * 256 * (p + 128) * kv) for p in PROMPTS)
     assert vllm == pytest.approx(expected)
-    assert vllm > job_cost(config, plain, False, ASSUMED_7B, roof, "vllm", 256, 0.0).seconds["decode"]
+    assert vllm > job_cost(plan, plain, False, ASSUMED_7B, roof, "vllm", 256, 0.0).seconds["decode"]
     nq = {row["task"]: row for row in plan_cost(config, TASKS).rows}["nq_open"]
     assert nq["budget"] == 32  # the judge reads softeval's response; decoding runs to the harness's 256
 
@@ -183,13 +190,13 @@ def test_realistic_lengths_stop_rows_and_a_batch_waits_for_its_slowest():
     """Rows end after their measured lengths; an HF chunk drains to its slowest row: the
     larger budget when one of its rows is cut at both readings' budgets, softeval's when one is cut
     at softeval's, else the longest row that ended."""
-    config = paper_config()
+    plan = paper_plan()
     roof = Roofline(GPUS["h100-sxm"], 0.4, 0.6)
     ends = lengths(budget=400, ended_mean=10.0, ended_max=40.0, response=8.0)
     assert ends.decoded("realistic") == 10 and ends.slowest("realistic", 32) == 40
     assert ends.decoded("upper") == ends.slowest("upper", 32) == 400
     assert ends.response_tokens("realistic") == 8 and ends.response_tokens("upper") == 400
-    hf = job_cost(config, ends, False, ASSUMED_7B, roof, "hf", 256, 0.0, "realistic").seconds["decode"]
+    hf = job_cost(plan, ends, False, ASSUMED_7B, roof, "hf", 256, 0.0, "realistic").seconds["decode"]
     # continuous batching: 100 rows of 10 tokens through 32 slots, 7/8 of them busy on average, then
     # the last rows drain to the slowest (40): 35.7 + 30 steps a unit, where static batches of 32
     # waited for each batch's slowest: 4 x 40
@@ -211,19 +218,19 @@ def test_realistic_lengths_stop_rows_and_a_batch_waits_for_its_slowest():
     assert unmeasured.decoded("realistic") == unmeasured.slowest("realistic", 32) == 10
 
 
-def judge_config(name="openai", cascade=True):
-    return paper_config(evaluation={"judge": {"name": name, "model": "Qwen/Qwen3-32B", "cascade": cascade}})
+def judge_plan(name="openai", cascade=True):
+    return paper_plan(evaluation={"judge": {"name": name, "model": "Qwen/Qwen3-32B", "cascade": cascade}})
 
 
 def test_the_cascade_sends_the_llm_only_the_measured_share():
     roof = Roofline(GPUS["h100-sxm"], 0.4, 0.6)
     shares = lengths(knowledge_share=0.3, format_share=0.1)
-    closed_on = judge_cost(judge_config(), shares, True, roof)
-    closed_off = judge_cost(judge_config(cascade=False), shares, True, roof)
+    closed_on = judge_cost(judge_plan(), shares, True, roof)
+    closed_off = judge_cost(judge_plan(cascade=False), shares, True, roof)
     assert closed_on == pytest.approx(0.1 * closed_off)  # closed tasks: format only
     on, off = (
-        judge_cost(judge_config(), shares, False, roof),
-        judge_cost(judge_config(cascade=False), shares, False, roof),
+        judge_cost(judge_plan(), shares, False, roof),
+        judge_cost(judge_plan(cascade=False), shares, False, roof),
     )
     assert off > closed_off > 0  # open tasks: knowledge and format, each prompt as the closed task's format one
     assert on == pytest.approx(0.3 * (off - closed_off) + 0.1 * closed_off)
@@ -243,7 +250,7 @@ def test_a_judge_server_computes_the_shared_instruction_once():
     templates = judge_templates(paper_config())
     assert 50 < templates["knowledge"].prefix < 100 and 15 < templates["knowledge"].rest < 50
     plain = lengths(knowledge_share=1.0, format_share=1.0)
-    server, local = judge_cost(judge_config(), plain, True, roof), judge_cost(judge_config("hf"), plain, True, roof)
+    server, local = judge_cost(judge_plan(), plain, True, roof), judge_cost(judge_plan("hf"), plain, True, roof)
     requests = 100 * 7
     assert local - server == pytest.approx(roof.compute(2 * ASSUMED_32B.params * requests * templates["format"].prefix))
 
@@ -299,7 +306,7 @@ def test_paper_plan_counts_the_workflows_gpu_jobs_and_every_task_is_costed():
     config = paper_config()
     plan = plan_cost(config, TASKS)
     assert (
-        round(gpu_jobs(config) * 7 * 2 * 7) == 42
+        round(gpu_jobs(run_plan(config, TASKS)) * 7 * 2 * 7) == 42
     )  # tests/workflow/test_profiles.py: the dry run's tune/evaluate* jobs
     assert [row["task"] for row in plan.rows] == config["tasks"]
     rows = {row["task"]: row for row in plan.rows}

@@ -11,7 +11,27 @@ from snakemake.utils import validate
 
 from softeval.config import ConfigSources
 from softeval.cpu_kernels import pin as pin_cpu_kernels
-from softeval.layout import GENERATIONS, LOGLIK, SCORES, snapshot_name, softprompt_file, unit_file
+from softeval.layout import (
+    GENERATIONS,
+    LOGLIK,
+    SCORES,
+    SPLITS,
+    data_file,
+    data_meta,
+    figure_file,
+    gguf_model_dir,
+    probe_file,
+    random_model_dir,
+    random_tokenizer_dir,
+    snapshot_name,
+    softprompt_file,
+    table_file,
+    unit_file,
+    unit_root,
+    world_file,
+    zoo_model_dir,
+    zoo_tokenizer_dir,
+)
 from softeval.plan import FIGURES, PUBLICATION_TABLES, ROLES, benchmark_pattern, dumps
 from softeval.preflight import preflight
 from softeval.provenance import CONFIG_ENV, file_sha256
@@ -143,4 +163,4 @@ def optional(name):
 def results_folder(kind):
     """results/<kind>, where aggregate, tables and claims read per-unit files (a params function:
     a path prefix given as a string would be a hard-coded one to Snakemake's linter)."""
-    return lambda wildcards: f"results/{kind}"
+    return lambda wildcards: unit_root(kind)

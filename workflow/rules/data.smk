@@ -3,7 +3,7 @@
 
 rule build_world:
     output:
-        "results/world/world.json",
+        world_file(),
     params:
         settings=PLAN.world_settings(),
     log:
@@ -20,10 +20,10 @@ rule prepare_task:
     input:
         unpack(prepare_inputs),
     output:
-        train="results/data/{task}/train.jsonl",
-        test="results/data/{task}/test.jsonl",
-        few_shot="results/data/{task}/few_shot.jsonl",
-        meta="results/data/{task}/meta.json",
+        train=data_file("train"),
+        test=data_file("test"),
+        few_shot=data_file("few_shot"),
+        meta=data_meta(),
     log:
         "logs/prepare_task/{task}.log",
     benchmark:

@@ -5,7 +5,7 @@ rule convert_gguf:
     input:
         gguf=lambda wildcards: PLAN.gguf_file(wildcards.model),
     output:
-        directory("results/gguf/{model}"),
+        directory(gguf_model_dir()),
     log:
         "logs/convert_gguf/{model}.log",
     benchmark:

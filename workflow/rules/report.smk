@@ -4,10 +4,10 @@
 rule aggregate:
     input:
         scores=PLAN.all_scores(),
-        meta=expand("results/data/{task}/meta.json", task=TASKS),
+        meta=[data_meta(task) for task in TASKS],
     output:
-        csv=report("results/tables/scores.csv", caption="../report/scores.rst", category="Tables"),
-        parquet="results/tables/scores.parquet",
+        csv=report(table_file("scores", "csv"), caption="../report/scores.rst", category="Tables"),
+        parquet=table_file("scores", "parquet"),
     params:
         settings=PLAN.aggregate_settings(),
         scores_root=results_folder(SCORES),
@@ -25,14 +25,14 @@ rule aggregate:
 
 rule tables:
     input:
-        summary="results/tables/scores.parquet",
+        summary=table_file("scores", "parquet"),
         scores=PLAN.all_scores(),
         choices=PLAN.base_choice_files(),
-        truth=["results/tables/zoo.csv"] if PLAN.has_truth else [],
+        truth=[table_file("zoo", "csv")] if PLAN.has_truth else [],
     output:
         [
             report(
-                f"results/tables/{name}.{ext}",
+                table_file(name, ext),
                 caption=f"../report/{name}.rst",
                 # the leaderboard is what a user came for: a category of its own, named first on the front page
                 category="Leaderboard" if name == "leaderboard" else "Tables",
@@ -61,12 +61,12 @@ rule tables:
 
 rule figures:
     input:
-        summary="results/tables/scores.parquet",
-        swap="results/tables/swap_distance.csv",
-        gap="results/tables/score_gap.csv",
+        summary=table_file("scores", "parquet"),
+        swap=table_file("swap_distance", "csv"),
+        gap=table_file("score_gap", "csv"),
     output:
         [
-            report(f"results/figures/{name}.{ext}", caption=f"../report/fig_{name}.rst", category="Figures")
+            report(figure_file(name, ext), caption=f"../report/fig_{name}.rst", category="Figures")
             for name in FIGURES
             for ext in ("png", "pdf")
         ],
@@ -86,15 +86,15 @@ rule figures:
 
 rule claims:
     input:
-        summary="results/tables/scores.parquet",
-        swap="results/tables/swap_distance.csv",
+        summary=table_file("scores", "parquet"),
+        swap=table_file("swap_distance", "csv"),
         scores=PLAN.all_scores(),
         choices=PLAN.base_choice_files(),
         published=PUBLISHED,
     output:
-        report("results/tables/claims.md", caption="../report/claims.rst", category="Claims"),
-        "results/tables/claims.csv",
-        "results/tables/claims.tex",
+        report(table_file("claims", "md"), caption="../report/claims.rst", category="Claims"),
+        table_file("claims", "csv"),
+        table_file("claims", "tex"),
     params:
         settings=PLAN.analysis_settings(),
         scores_root=results_folder(SCORES),
@@ -115,8 +115,8 @@ rule claims:
 
 rule export_lm_eval:
     input:
-        summary="results/tables/scores.parquet",
-        meta=expand("results/data/{task}/meta.json", task=TASKS),
+        summary=table_file("scores", "parquet"),
+        meta=[data_meta(task) for task in TASKS],
     output:
         PLAN.lm_eval_files(),
     params:
@@ -139,10 +139,10 @@ rule judge_validation:
         validation=PLAN.validation_set,
         tasks=VALIDATION_TASK_FILES,
     output:
-        report("results/tables/judge_validation.md", caption="../report/judge_validation.rst", category="Tables"),
-        "results/tables/judge_validation.csv",
-        "results/tables/judge_validation.tex",
-        "results/tables/judge_validation.json",
+        report(table_file("judge_validation", "md"), caption="../report/judge_validation.rst", category="Tables"),
+        table_file("judge_validation", "csv"),
+        table_file("judge_validation", "tex"),
+        table_file("judge_validation", "json"),
     params:
         settings=PLAN.judge_settings(),
         task_dir=lambda wildcards, input: os.path.dirname(input.tasks[0]),
@@ -165,8 +165,8 @@ rule timings:
     input:
         PLAN.benchmark_files(),
     output:
-        csv=report("results/tables/timings.csv", caption="../report/timings.rst", category="Timings"),
-        md="results/tables/timings.md",
+        csv=report(table_file("timings", "csv"), caption="../report/timings.rst", category="Timings"),
+        md=table_file("timings", "md"),
     params:
         patterns=lambda wildcards: dumps(PLAN.benchmark_patterns()),
         upstream=lambda wildcards: dumps(PLAN.upstream()),

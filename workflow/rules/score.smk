@@ -13,7 +13,7 @@ JUDGE_RESOURCES = judge_job_resources(PLAN.judge, PLAN.evaluation["resources"])
 rule judge:
     input:
         unpack(judge_inputs),
-        test="results/data/{task}/test.jsonl",
+        test=data_file("test"),
         task=task_file,
         task_includes=task_includes,
     output:

@@ -3,11 +3,11 @@
 
 rule train_tokenizer:
     input:
-        world="results/world/world.json",
+        world=world_file(),
         tasks=PLAN.world_task_files(),
         task_includes=PLAN.task_includes(*PLAN.world_tasks),
     output:
-        directory("results/zoo/_tokenizer"),
+        directory(zoo_tokenizer_dir()),
     params:
         settings=PLAN.zoo_settings("tokenizer"),
     log:
@@ -23,12 +23,12 @@ rule train_tokenizer:
 
 rule pretrain:
     input:
-        world="results/world/world.json",
-        tokenizer="results/zoo/_tokenizer",
+        world=world_file(),
+        tokenizer=zoo_tokenizer_dir(),
         tasks=PLAN.world_task_files(),
         task_includes=PLAN.task_includes(*PLAN.world_tasks),
     output:
-        directory("results/zoo/{model}/base"),
+        directory(zoo_model_dir(role="base")),
     params:
         settings=lambda wildcards: PLAN.pretrain_settings(wildcards.model),
     threads: ZOO["threads"]
@@ -48,12 +48,12 @@ rule pretrain:
 
 rule posttrain:
     input:
-        base="results/zoo/{model}/base",
+        base=zoo_model_dir(role="base"),
         train=PLAN.split_files("train"),
         tasks=PLAN.world_task_files(),
         task_includes=PLAN.task_includes(*PLAN.world_tasks),
     output:
-        directory("results/zoo/{model}/post"),
+        directory(zoo_model_dir(role="post")),
     params:
         settings=PLAN.posttrain_settings(),
         data=data_root_of,
@@ -75,14 +75,14 @@ rule posttrain:
 # Both roles of a model in one job: starting Python, torch and transformers is most of a probe's time.
 rule probe_zoo_model:
     input:
-        models=expand("results/zoo/{{model}}/{role}", role=ROLES),
-        world="results/world/world.json",
+        models=[zoo_model_dir(role=role) for role in ROLES],
+        world=world_file(),
         test=PLAN.split_files("test"),
         tasks=PLAN.world_task_files(),
         task_includes=PLAN.task_includes(*PLAN.world_tasks),
     output:
-        summaries=expand("results/probes/{{model}}/{role}.json", role=ROLES),
-        examples=expand("results/probes/{{model}}/{role}.jsonl", role=ROLES),
+        summaries=[probe_file("json", role=role) for role in ROLES],
+        examples=[probe_file("jsonl", role=role) for role in ROLES],
     params:
         settings=PLAN.zoo_settings("probe"),
         data=data_root_of,
@@ -101,10 +101,10 @@ rule probe_zoo_model:
 
 rule zoo_report:
     input:
-        [f"results/probes/{model}/{role}.json" for model in PLAN.zoo_models for role in PLAN.roles(model)],
+        [probe_file("json", model, role) for model in PLAN.zoo_models for role in PLAN.roles(model)],
     output:
-        csv=report("results/tables/zoo.csv", caption="../report/zoo.rst", category="Ground truth"),
-        md="results/tables/zoo.md",
+        csv=report(table_file("zoo", "csv"), caption="../report/zoo.rst", category="Ground truth"),
+        md=table_file("zoo", "md"),
     params:
         settings=PLAN.zoo_report_settings(),
         probes=lambda wildcards, input: os.path.dirname(os.path.dirname(input[0])),
@@ -124,9 +124,9 @@ rule zoo_report:
 
 rule random_tokenizer:
     input:
-        [f"results/data/{task}/{split}.jsonl" for task in TASKS for split in ("train", "test", "few_shot")],
+        [data_file(split, task) for task in TASKS for split in SPLITS],
     output:
-        directory("results/random/_tokenizer/{vocab}"),
+        directory(random_tokenizer_dir()),
     params:
         seed=config["seed"],
     log:
@@ -142,9 +142,9 @@ rule random_tokenizer:
 
 rule random_model:
     input:
-        tokenizer=lambda wildcards: f"results/random/_tokenizer/{PLAN.random_settings(wildcards.model)['vocab_size']}",
+        tokenizer=lambda wildcards: random_tokenizer_dir(PLAN.random_settings(wildcards.model)["vocab_size"]),
     output:
-        directory("results/random/{model}/{role}"),
+        directory(random_model_dir()),
     params:
         settings=lambda wildcards: dumps(PLAN.random_settings(wildcards.model)),
         chat=lambda wildcards: "--chat-template" if PLAN.chat_template(wildcards.model, wildcards.role) else "",

@@ -1,14 +1,20 @@
-"""Where a run's files live under results/: the one owner of every per-unit path.
+"""Where a run's files live under results/: the one owner of every path there.
 
 A unit is one model x role x task x method (x soft-prompt step). Its generations, option
 log-likelihoods and verdicts live in files of the same relative name under three folders,
 and its tuned prompt under softprompts/. The workflow's rules, the judge and aggregate jobs,
 the tables and `softeval review` all build and parse those paths here, so moving a file is a
-one-line change. Pure string work: no imports beyond the standard library.
+one-line change. The run's other files are named here too: the prepared splits (data/), the
+synthetic world, the models the workflow builds (zoo/, random/, gguf/), the zoo's probes, the
+tables, figures, lm-evaluation-harness exports and each job's benchmark file. A function whose
+arguments default to "{model}", "{task}", ... returns the Snakemake pattern with those
+wildcards. Pure string work: no imports beyond the standard library.
 """
 
 from __future__ import annotations
 
+import os
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -20,6 +26,7 @@ UNIT_KINDS = (GENERATIONS, LOGLIK, SCORES)  # per-unit files with one row per te
 SOFT_PROMPT = "soft_prompt"
 LM_EVAL = "lm_eval"  # results/lm_eval/: one lm-evaluation-harness results file per model and role
 ROLE_SUFFIX = {"base": "", "post": ".post"}  # a slug never holds '.': results_x-post.json stays model x-post's
+SPLITS = ("train", "test", "few_shot")  # results/data/<task>/<split>.jsonl: a task's prepared splits
 
 
 def meta_path(out: Path | str) -> Path:
@@ -33,6 +40,76 @@ def results_file_name(model: str, role: str = "base") -> str:
     if role not in ROLE_SUFFIX:
         raise InputError(f"role {role!r}; use one of {', '.join(ROLE_SUFFIX)}")
     return f"results_{model}{ROLE_SUFFIX[role]}.json"
+
+
+def unit_root(kind: str) -> str:
+    """results/<kind>: the folder of one kind's per-unit files (what aggregate, tables and claims read)."""
+    return f"{RESULTS}/{kind}"
+
+
+def data_file(split: str, task: str = "{task}") -> str:
+    """results/data/<task>/<split>.jsonl: one of a task's prepared splits (SPLITS)."""
+    return f"{RESULTS}/data/{task}/{split}.jsonl"
+
+
+def data_meta(task: str = "{task}") -> str:
+    """results/data/<task>/meta.json: a prepared task's versions and split sizes."""
+    return f"{RESULTS}/data/{task}/meta.json"
+
+
+def world_file() -> str:
+    """results/world/world.json: the synthetic world the world tasks and the zoo are made from."""
+    return f"{RESULTS}/world/world.json"
+
+
+def zoo_tokenizer_dir() -> str:
+    """results/zoo/_tokenizer: the zoo's tokenizer."""
+    return f"{RESULTS}/zoo/_tokenizer"
+
+
+def zoo_model_dir(model: str = "{model}", role: str = "{role}") -> str:
+    """results/zoo/<model>/<role>: a zoo model the workflow trains."""
+    return f"{RESULTS}/zoo/{model}/{role}"
+
+
+def probe_file(ext: str, model: str = "{model}", role: str = "{role}") -> str:
+    """results/probes/<model>/<role>.<ext>: a zoo model's probe (json: its summary; jsonl: per example)."""
+    return f"{RESULTS}/probes/{model}/{role}.{ext}"
+
+
+def random_tokenizer_dir(vocab: int | str = "{vocab}") -> str:
+    """results/random/_tokenizer/<vocab>: the random models' tokenizer of one vocabulary size."""
+    return f"{RESULTS}/random/_tokenizer/{vocab}"
+
+
+def random_model_dir(model: str = "{model}", role: str = "{role}") -> str:
+    """results/random/<model>/<role>: a randomly initialised model the workflow builds."""
+    return f"{RESULTS}/random/{model}/{role}"
+
+
+def gguf_model_dir(model: str = "{model}") -> str:
+    """results/gguf/<model>: a GGUF checkpoint converted to a Hugging Face directory (both roles)."""
+    return f"{RESULTS}/gguf/{model}"
+
+
+def table_file(name: str, ext: str) -> str:
+    """results/tables/<name>.<ext>: a table (scores, the publication tables, claims, timings, ...)."""
+    return f"{RESULTS}/tables/{name}.{ext}"
+
+
+def figure_file(name: str, ext: str) -> str:
+    """results/figures/<name>.<ext>: a figure."""
+    return f"{RESULTS}/figures/{name}.{ext}"
+
+
+def lm_eval_file(model: str, role: str = "base") -> str:
+    """results/lm_eval/results_<model>.json (.post.json): a model role's lm-evaluation-harness results."""
+    return f"{RESULTS}/{LM_EVAL}/{results_file_name(model, role)}"
+
+
+def benchmark_file(rule: str, wildcards: Sequence[str] = ()) -> str:
+    """results/benchmarks/<rule>/{w1}/{w2}.tsv: a rule's benchmark file, with its wildcards in path order."""
+    return os.path.join(RESULTS, "benchmarks", rule, *(f"{{{w}}}" for w in wildcards)) + ".tsv"
 
 
 def unit_name(method: str, step: int | None) -> str:

@@ -17,6 +17,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
+from softeval.layout import gguf_model_dir, random_model_dir, zoo_model_dir
 from softeval.registry import Registry
 
 ROLES = ("base", "post")
@@ -45,13 +46,9 @@ class ModelKind:
 # Keyed by the model entry's key that selects the kind; "checkpoint" has no key and comes last.
 MODEL_KINDS: Registry[ModelKind] = Registry("model kind", "models[].<kind>")
 for _kind in (
-    ModelKind(
-        "zoo", "results/zoo/{model}/{role}", hub_revision=False, chat_template_default=False, small_cpu_jobs=True
-    ),
-    ModelKind(
-        "random", "results/random/{model}/{role}", hub_revision=False, chat_template_default=True, small_cpu_jobs=False
-    ),
-    ModelKind("gguf", "results/gguf/{model}", hub_revision=False, chat_template_default=True, small_cpu_jobs=False),
+    ModelKind("zoo", zoo_model_dir(), hub_revision=False, chat_template_default=False, small_cpu_jobs=True),
+    ModelKind("random", random_model_dir(), hub_revision=False, chat_template_default=True, small_cpu_jobs=False),
+    ModelKind("gguf", gguf_model_dir(), hub_revision=False, chat_template_default=True, small_cpu_jobs=False),
     ModelKind(
         "checkpoint", None, hub_revision=True, chat_template_default=True, small_cpu_jobs=False, post_by_default=False
     ),

@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from softeval.config import Source, check_config, checkpoint_problem, local_model_folder, namer
+from softeval.layout import world_file
 from softeval.plan import Plan
 from softeval.schema import InputError
 
@@ -84,7 +85,7 @@ def ask_everything(plan: Plan) -> None:
     plan.published_record()
     for task in plan.task_names:
         plan.prepare_inputs(task)
-        plan.prepare_arguments(task, "results/world/world.json")
+        plan.prepare_arguments(task, world_file())
     for model, role, task in plan.unit_triples():
         plan.model_ref(model, role)
         plan.model_inputs(model, role)

@@ -10,6 +10,7 @@ import json
 from pathlib import Path
 from typing import Any
 
+from softeval.layout import LOGLIK, unit_root
 from softeval.schema import InputError
 from softeval.settings import AnalysisSettings, JobSettings
 
@@ -87,7 +88,9 @@ def add_analysis(p: argparse.ArgumentParser, scores: bool) -> None:
     add_settings(p, AnalysisSettings)
     if scores:
         p.add_argument("--scores-root", required=True, help="results/scores (per-example verdicts, for the bootstrap)")
-        p.add_argument("--loglik-root", default="results/loglik", help="option log-likelihoods (closed tasks' choices)")
+        p.add_argument(
+            "--loglik-root", default=unit_root(LOGLIK), help="option log-likelihoods (closed tasks' choices)"
+        )
 
 
 def task_files(paths: list[str]) -> list[Any]:

@@ -4,11 +4,13 @@ examples behind it, so that every number in claims.md can be traced to its examp
 
 from __future__ import annotations
 
+from softeval import layout
 from softeval.analysis.claims.framework import LABEL
 from softeval.analysis.claims.verdicts import Part
 from softeval.settings import AnalysisSettings
 
-SCORES = "results/scores"  # where claims.md says the per-example files are (the claims job's --scores-root)
+# where claims.md says the per-example files are (the claims job's --scores-root)
+SCORES = layout.unit_root(layout.SCORES)
 METHOD_OF = {label: method for method, label in LABEL.items()}
 
 
