@@ -25,10 +25,10 @@ def test_zoo_bytes_do_not_depend_on_the_cpu_capability_under_portable(tmp_path, 
         configfile.write_text(yaml.safe_dump(config))
         for capability in ("default", "avx2"):
             monkeypatch.setenv("ATEN_CPU_CAPABILITY", capability)
-            shutil.rmtree(tmp_path / "run" / "results" / "zoo" / "alpha", ignore_errors=True)
-            result = snakemake(tmp_path / "run", "--cores", "1", "results/zoo/alpha/base", configfile=configfile)
+            shutil.rmtree(tmp_path / "run" / "results" / "zoo" / "atlas", ignore_errors=True)
+            result = snakemake(tmp_path / "run", "--cores", "1", "results/zoo/atlas/base", configfile=configfile)
             assert result.returncode == 0, result.stderr[-2000:]
-            weights = tmp_path / "run" / "results" / "zoo" / "alpha" / "base" / "model.safetensors"
+            weights = tmp_path / "run" / "results" / "zoo" / "atlas" / "base" / "model.safetensors"
             digests[mode, capability] = hashlib.sha256(weights.read_bytes()).hexdigest()
     assert digests["native", "default"] != digests["native", "avx2"], "the test no longer tells paths apart"
     assert digests["portable", "default"] == digests["portable", "avx2"]
