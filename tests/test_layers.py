@@ -1,6 +1,6 @@
 """The package's layers: a module imports only from its own layer or the ones below it.
 
-base (io, schema, provenance, cpu_kernels, layout, settings, registry, shipped, progress) < data < engine < zoo,
+base (io, schema, provenance, cpu_kernels, layout, names, settings, registry, shipped, progress) < data < engine < zoo,
 judges, analysis (peers: none imports another) < jobs < cli, commands, config, model_kinds, plan, plan_cost, preflight,
 runner, __main__.
 Imports inside functions count too: a lazy import is still a dependency.
@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 
 PACKAGE = Path(__file__).resolve().parents[1] / "workflow" / "softeval"
-BASE = {"io", "schema", "provenance", "cpu_kernels", "layout", "settings", "registry", "shipped", "progress"}
+BASE = {"io", "schema", "provenance", "cpu_kernels", "layout", "names", "settings", "registry", "shipped", "progress"}
 TOP = {"cli", "commands", "config", "plan", "plan_cost", "model_kinds", "preflight", "runner", "__main__"}
 RANK = {"base": 0, "data": 1, "engine": 2, "zoo": 3, "judges": 3, "analysis": 3, "jobs": 4, "top": 5}
 SUBPACKAGES = ("data", "engine", "zoo", "judges", "analysis", "jobs")

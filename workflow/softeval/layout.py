@@ -18,14 +18,14 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
+from softeval.names import BASE, POST, SOFT_PROMPT
 from softeval.schema import InputError
 
 RESULTS = "results"
 GENERATIONS, LOGLIK, SCORES, SOFTPROMPTS = "generations", "loglik", "scores", "softprompts"
 UNIT_KINDS = (GENERATIONS, LOGLIK, SCORES)  # per-unit files with one row per test example
-SOFT_PROMPT = "soft_prompt"
 LM_EVAL = "lm_eval"  # results/lm_eval/: one lm-evaluation-harness results file per model and role
-ROLE_SUFFIX = {"base": "", "post": ".post"}  # a slug never holds '.': results_x-post.json stays model x-post's
+ROLE_SUFFIX = {BASE: "", POST: ".post"}  # a slug never holds '.': results_x-post.json stays model x-post's
 SPLITS = ("train", "test", "few_shot")  # results/data/<task>/<split>.jsonl: a task's prepared splits
 
 
@@ -35,7 +35,7 @@ def meta_path(out: Path | str) -> Path:
     return out.with_name(out.stem + ".meta.json")
 
 
-def results_file_name(model: str, role: str = "base") -> str:
+def results_file_name(model: str, role: str = BASE) -> str:
     """results_<model>.json (base role) or results_<model>.post.json (post-trained twin)."""
     if role not in ROLE_SUFFIX:
         raise InputError(f"role {role!r}; use one of {', '.join(ROLE_SUFFIX)}")
@@ -102,7 +102,7 @@ def figure_file(name: str, ext: str) -> str:
     return f"{RESULTS}/figures/{name}.{ext}"
 
 
-def lm_eval_file(model: str, role: str = "base") -> str:
+def lm_eval_file(model: str, role: str = BASE) -> str:
     """results/lm_eval/results_<model>.json (.post.json): a model role's lm-evaluation-harness results."""
     return f"{RESULTS}/{LM_EVAL}/{results_file_name(model, role)}"
 

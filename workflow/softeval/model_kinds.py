@@ -18,9 +18,8 @@ from dataclasses import dataclass
 from typing import Any
 
 from softeval.layout import gguf_model_dir, random_model_dir, zoo_model_dir
+from softeval.names import POST, ROLES
 from softeval.registry import Registry
-
-ROLES = ("base", "post")
 
 
 @dataclass(frozen=True)
@@ -71,5 +70,5 @@ def roles_of(entry: dict[str, Any]) -> tuple[str, ...]:
     """The roles a model entry has: always base; post unless the entry says `post: false`, or
     (a checkpoint) gives no `post` at all. The schema keeps `post` off zoo entries: a zoo model's
     twin is always post-trained."""
-    post = entry["post"] is not False if "post" in entry else kind_of(entry).post_by_default
+    post = entry[POST] is not False if POST in entry else kind_of(entry).post_by_default
     return ROLES if post else ROLES[:1]

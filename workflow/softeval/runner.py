@@ -22,6 +22,8 @@ from typing import TYPE_CHECKING, Any
 
 import yaml
 
+from softeval.names import BASE, METHODS, POST
+
 if TYPE_CHECKING:  # the config and plan load when used (`softeval leaderboard` needs neither)
     from softeval.config import ConfigSources
     from softeval.plan import Plan
@@ -32,7 +34,6 @@ from softeval.schema import InputError
 from softeval.shipped import workflow_root
 
 SLUG = re.compile(r"[a-z0-9][a-z0-9_-]{0,63}")
-METHODS = ("zero_shot", "few_shot", "soft_prompt")
 LEADERBOARD = Path("results") / "tables" / "leaderboard"
 
 
@@ -59,18 +60,18 @@ def model_entry(spec: str) -> dict[str, Any]:
         seed = ref.removeprefix("random:") or "0"
         if not seed.isdigit():
             raise InputError(f"--models {spec!r}: random:SEED needs a whole number, e.g. random:1")
-        entry: dict[str, Any] = {"name": name or f"random-{seed}", "random": {"seed": int(seed)}, "post": False}
+        entry: dict[str, Any] = {"name": name or f"random-{seed}", "random": {"seed": int(seed)}, POST: False}
     elif ref.startswith("gguf:"):
         package, _, file = ref.removeprefix("gguf:").partition("/")
         if not package or not file:
             raise InputError(f"--models {spec!r}: write gguf:PACKAGE/FILE (a .gguf file an installed package ships)")
-        entry = {"name": name or slug(file), "gguf": {"package": package, "file": file}, "post": False}
+        entry = {"name": name or slug(file), "gguf": {"package": package, "file": file}, POST: False}
     elif ref.endswith(".gguf"):
-        entry = {"name": name or slug(ref), "gguf": {"path": str(Path(ref).expanduser().resolve())}, "post": False}
+        entry = {"name": name or slug(ref), "gguf": {"path": str(Path(ref).expanduser().resolve())}, POST: False}
     else:
         local = Path(ref).expanduser()
         is_local = local.exists() or ref.startswith((".", "/", "~")) or ref.count("/") != 1
-        entry = {"name": name or slug(ref), "base": {"id": str(local.resolve()) if is_local else ref}}
+        entry = {"name": name or slug(ref), BASE: {"id": str(local.resolve()) if is_local else ref}}
     if not SLUG.fullmatch(entry["name"]):
         raise InputError(
             f"--models {spec!r}: model name {entry['name']!r} is not a slug (a-z, 0-9, '-', '_'); "

@@ -18,6 +18,7 @@ import typing
 from collections.abc import Callable, Mapping
 from typing import Any, ClassVar, Literal, Self, TypeVar
 
+from softeval.names import FEW_SHOT, SOFT_PROMPT, ZERO_SHOT
 from softeval.schema import InputError, load_schema
 
 T = TypeVar("T")
@@ -257,7 +258,7 @@ class AnalysisSettings(JobSettings):
     score rankings order by (strict: right knowledge in the right format); rules do not pass it."""
 
     steps: tuple[int, ...]  # the soft prompt's evaluated steps (softeval.plan.soft_prompt_steps)
-    reference_method: Literal["zero_shot", "few_shot", "soft_prompt"]
+    reference_method: Literal[ZERO_SHOT, FEW_SHOT, SOFT_PROMPT]
     bootstrap: int
     seed: int
     closed_tasks: tuple[str, ...] = ()

@@ -81,7 +81,7 @@ class Arrays:
         return Inputs(
             summary=summary,
             swap=swap_distance_table(summary, per_example, settings),
-            read=lambda unit, metric: self.arrays[unit][metric],
+            read=lambda unit, metric: self.arrays[(unit.role, unit.model, unit.task, unit.method, unit.step)][metric],
             closed_tasks=set(closed),
             settings=settings,
             **extra,

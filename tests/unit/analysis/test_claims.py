@@ -86,7 +86,7 @@ class World:
         return Inputs(
             summary=summary,
             swap=swap,
-            read=lambda unit, metric: self.arrays[unit][metric],
+            read=lambda unit, metric: self.arrays[(unit.role, unit.model, unit.task, unit.method, unit.step)][metric],
             closed_tasks=set(closed),
             settings=SETTINGS,
             choices=choices,

@@ -140,7 +140,7 @@ def null_verdicts(shape, run: int, bootstrap: int = 1000) -> dict[int, str]:
     inputs = Inputs(
         summary=world.summary(),
         swap=pd.DataFrame(),  # claims 2 and 5 rank nothing
-        read=lambda unit, metric: world.arrays[unit][metric],
+        read=lambda unit, metric: world.arrays[(unit.role, unit.model, unit.task, unit.method, unit.step)][metric],
         closed_tasks=set(),
         settings=settings,
     )

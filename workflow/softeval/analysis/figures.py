@@ -6,6 +6,8 @@ from pathlib import Path
 
 import matplotlib
 
+from softeval.names import BASE, FEW_SHOT, POST, SOFT_PROMPT, ZERO_SHOT
+
 matplotlib.use("Agg")  # files only, no display
 import matplotlib.pyplot as plt
 import numpy as np
@@ -14,7 +16,7 @@ import pandas as pd
 from softeval.analysis.tables import ALL_TASKS, methods_in
 from softeval.io import atomic_file
 
-LABELS = {"zero_shot": "zero-shot", "few_shot": "few-shot", "soft_prompt": "soft prompt"}
+LABELS = {ZERO_SHOT: "zero-shot", FEW_SHOT: "few-shot", SOFT_PROMPT: "soft prompt"}
 
 
 def save(fig: plt.Figure, stem: Path) -> None:
@@ -44,7 +46,7 @@ def tuning_curve(summary: pd.DataFrame, closed_tasks: set[str], stem: Path) -> N
     tasks in separate panels (mean over base models and tasks). No bands: an average of the units'
     interval bounds is no interval of the mean; the mean's own intervals are in knowledge_format.csv
     and the claims' (claims.md)."""
-    sp = summary[(summary["role"] == "base") & (summary["method"] == "soft_prompt")]
+    sp = summary[(summary["role"] == BASE) & (summary["method"] == SOFT_PROMPT)]
     kinds = [
         (kind, tasks)
         for kind, tasks in (
@@ -74,11 +76,11 @@ def method_scores(summary: pd.DataFrame, final_step: int, stem: Path) -> None:
     methods = methods_in(summary)
     fig, ax = plt.subplots(figsize=(5, 3))
     width = 0.38
-    for k, role in enumerate(r for r in ("base", "post") if r in set(summary["role"])):
+    for k, role in enumerate(r for r in (BASE, POST) if r in set(summary["role"])):
         means = []
         for method in methods:
             rows = summary[(summary["role"] == role) & (summary["method"] == method)]
-            rows = rows[rows["step"] == final_step] if method == "soft_prompt" else rows[rows["step"].isna()]
+            rows = rows[rows["step"] == final_step] if method == SOFT_PROMPT else rows[rows["step"].isna()]
             means.append(rows["strict"].mean())
         ax.bar(np.arange(len(methods)) + (k - 0.5) * width, means, width, label=role)
     ax.set_xticks(np.arange(len(methods)), [LABELS[m] for m in methods])

@@ -31,16 +31,18 @@ from softeval.analysis.ranking import (
     swap_distance,
     swap_distance_with_ties,
 )
+from softeval.layout import UnitKey
+from softeval.names import BASE, FEW_SHOT, POST, SOFT_PROMPT, ZERO_SHOT
 from softeval.settings import AnalysisSettings
 
-BASELINES = ("zero_shot", "few_shot")
+BASELINES = (ZERO_SHOT, FEW_SHOT)
 ALL_TASKS = "all tasks"
 
 
 def unit_rows(summary: pd.DataFrame, role: str, method: str, step: int | None, task: str | None = None) -> pd.DataFrame:
     """The rows of one role and method (soft_prompt at `step`), optionally one task."""
     rows = summary[(summary["role"] == role) & (summary["method"] == method)]
-    rows = rows[rows["step"] == step] if method == "soft_prompt" else rows[rows["step"].isna()]
+    rows = rows[rows["step"] == step] if method == SOFT_PROMPT else rows[rows["step"].isna()]
     return rows if task is None else rows[rows["task"] == task]
 
 
@@ -50,7 +52,7 @@ def scores_of(summary: pd.DataFrame, role: str, method: str, step: int | None, t
 
 
 def methods_in(summary: pd.DataFrame) -> list[str]:
-    return [m for m in ("zero_shot", "few_shot", "soft_prompt") if m in set(summary["method"])]
+    return [m for m in (ZERO_SHOT, FEW_SHOT, SOFT_PROMPT) if m in set(summary["method"])]
 
 
 def models_in(summary: pd.DataFrame, role: str | None = None) -> list[str]:
@@ -61,12 +63,12 @@ def models_in(summary: pd.DataFrame, role: str | None = None) -> list[str]:
 
 def twinned_models(summary: pd.DataFrame) -> list[str]:
     """The models scored in both roles: what every base-vs-post comparison is computed over."""
-    return sorted(set(models_in(summary, "base")) & set(models_in(summary, "post")))
+    return sorted(set(models_in(summary, BASE)) & set(models_in(summary, POST)))
 
 
 def base_only_models(summary: pd.DataFrame) -> list[str]:
     """The models without a post-trained twin (no post units)."""
-    return sorted(set(models_in(summary)) - set(models_in(summary, "post")))
+    return sorted(set(models_in(summary)) - set(models_in(summary, POST)))
 
 
 def _are(models: list[str]) -> str:
@@ -144,7 +146,7 @@ def swap_distance_table(
         reference = only_ranked(
             scores_of(
                 summary,
-                "post",
+                POST,
                 settings.reference_method,
                 _step(settings.reference_method, settings),
                 task,
@@ -153,16 +155,16 @@ def swap_distance_table(
         )
         reference_ranking = rank_by_score(reference)
         reference_examples = only_ranked(
-            per_example("post", task, settings.reference_method, _step(settings.reference_method, settings))
+            per_example(POST, task, settings.reference_method, _step(settings.reference_method, settings))
         )
         n_examples = len(next(iter(reference_examples.values())))
         index = task_resamples(task, n_examples, settings.bootstrap, settings.seed)
         for method in methods_in(summary):
             step = _step(method, settings)
-            base = only_ranked(scores_of(summary, "base", method, step, task, settings.metric))
+            base = only_ranked(scores_of(summary, BASE, method, step, task, settings.metric))
             ties = swap_distance_with_ties(base, reference)
             boot = bootstrap_swap_distances(
-                only_ranked(per_example("base", task, method, step)), reference_examples, index
+                only_ranked(per_example(BASE, task, method, step)), reference_examples, index
             )
             draws[method] = draws.get(method, 0) + boot
             interval = bias_shifted_interval(ties.alphabetical, boot)
@@ -211,7 +213,7 @@ def swap_distance_table(
 
 
 def _step(method: str, settings: AnalysisSettings) -> int | None:
-    return settings.final_step if method == "soft_prompt" else None
+    return settings.final_step if method == SOFT_PROMPT else None
 
 
 def score_gap_table(summary: pd.DataFrame, settings: AnalysisSettings) -> pd.DataFrame:
@@ -223,21 +225,19 @@ def score_gap_table(summary: pd.DataFrame, settings: AnalysisSettings) -> pd.Dat
         step = _step(method, settings)
         scores = {
             role: unit_rows(summary, role, method, step).set_index(["task", "model"])[settings.metric]
-            for role in ("base", "post")
+            for role in (BASE, POST)
         }
         frames.append(pd.DataFrame(scores).dropna().reset_index().assign(method=method))
     pairs = pd.concat(frames, ignore_index=True)
     if pairs.empty:
-        return _not_applicable_rows(
-            summary, ("gap_abs", "gap_signed", "base", "post"), "no model has a post-trained twin"
-        )
-    pairs["gap"] = pairs["post"] - pairs["base"]
+        return _not_applicable_rows(summary, ("gap_abs", "gap_signed", BASE, POST), "no model has a post-trained twin")
+    pairs["gap"] = pairs[POST] - pairs[BASE]
     pairs["gap_abs"] = pairs["gap"].abs()
     columns = {
         "gap_abs": ("gap_abs", "mean"),
         "gap_signed": ("gap", "mean"),
-        "base": ("base", "mean"),
-        "post": ("post", "mean"),
+        BASE: (BASE, "mean"),
+        POST: (POST, "mean"),
     }
     per_task = pairs.groupby(["task", "method"], sort=False).agg(**columns).reset_index()
     overall = pairs.groupby("method", sort=False).agg(**columns).reset_index().assign(task=ALL_TASKS)
@@ -248,7 +248,7 @@ def score_gap_table(summary: pd.DataFrame, settings: AnalysisSettings) -> pd.Dat
 
 
 def _order(value: object) -> object:
-    order = {"zero_shot": 0, "few_shot": 1, "soft_prompt": 2, ALL_TASKS: "~"}
+    order = {ZERO_SHOT: 0, FEW_SHOT: 1, SOFT_PROMPT: 2, ALL_TASKS: "~"}
     return order.get(value, value)  # type: ignore[arg-type]
 
 
@@ -270,7 +270,7 @@ def knowledge_format_table(
             bounds = []
             for (role, method, step), rows in grouped:
                 key_step = None if pd.isna(step) else int(step)
-                arrays = [read((role, r.model, r.task, method, key_step), column) for r in rows.itertuples()]
+                arrays = [read(UnitKey(r.model, role, r.task, method, key_step), column) for r in rows.itertuples()]
                 iv = bootstrap_mean(arrays, settings.bootstrap, settings.seed, list(rows["task"]))
                 bounds.append((iv.low, iv.high))
             table[f"{column}_low"], table[f"{column}_high"] = zip(*bounds, strict=True)

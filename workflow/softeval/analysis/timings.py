@@ -18,13 +18,14 @@ from graphlib import TopologicalSorter
 from pathlib import Path
 from typing import Any
 
+from softeval.names import BASE, POST
 from softeval.schema import InputError
 
 # Each rule's upstream rules (softeval.plan.RULES; the timings rule passes them): a job depends on
 # the jobs of its upstream rules whose wildcards agree with its own.
 Upstream = dict[str, tuple[str, ...]] | dict[str, list[str]]
 # Wildcards a rule's jobs have without naming them: which role of a zoo model they make.
-IMPLIED = {"pretrain": {"role": "base"}, "posttrain": {"role": "post"}}
+IMPLIED = {"pretrain": {"role": BASE}, "posttrain": {"role": POST}}
 
 
 @dataclass(frozen=True)

@@ -33,6 +33,7 @@ from softeval.analysis.evidence import (
     paired_bootstrap,
     paired_counts,
 )
+from softeval.names import SOFT_PROMPT
 from softeval.schema import InputError
 from softeval.settings import AnalysisSettings
 
@@ -83,12 +84,12 @@ def unit_checks(
     rows = []
     for task in tasks:
         for model in models:
-            start, end = read(model, task, "soft_prompt", first), read(model, task, "soft_prompt", final)
+            start, end = read(model, task, SOFT_PROMPT, first), read(model, task, SOFT_PROMPT, final)
             closed = any(row.get("knowledge_from") == "loglik" for row in end)
             fmt, score = _mean(end, "format"), _mean(end, metric)
             known_start, known_end = _mean(start, "knowledge"), _mean(end, "knowledge")
             change = known_end - known_start
-            moved = _compare(start, end, "knowledge", locate, (model, task, "soft_prompt", first), final)
+            moved = _compare(start, end, "knowledge", locate, (model, task, SOFT_PROMPT, first), final)
             row: dict = {
                 "model": model,
                 "task": task,
@@ -112,7 +113,7 @@ def unit_checks(
                 row["knowledge_change_low"], row["knowledge_change_high"] = interval.bounds(EQUIVALENCE_LEVEL)
                 flat = equivalent(interval, KNOWLEDGE_FLAT)
                 if choices is not None:
-                    before, after = (choice_spread(*choices(model, task, "soft_prompt", s)) for s in (first, final))
+                    before, after = (choice_spread(*choices(model, task, SOFT_PROMPT, s)) for s in (first, final))
                     row[f"choice_entropy_step{first}"] = before.entropy
                     row[f"choice_entropy_step{final}"] = after.entropy
                     row["choice_top"] = f"{after.top_letter} {after.top_share:.2f}"

@@ -31,6 +31,7 @@ from softeval.analysis.claims.verdicts import claim_verdicts
 from softeval.analysis.manifest import sha256
 from softeval.analysis.tables import ALL_TASKS
 from softeval.io import atomic_write_text, read_utf8
+from softeval.names import BASE, POST, SOFT_PROMPT
 from softeval.schema import InputError
 
 # What any machine computes to the same bytes (relative to results/), given the same seed.
@@ -64,13 +65,13 @@ def headline_figures(tables: Path) -> dict[str, Figure]:
     """The README's figures, by name: method means, swap distances, score gaps, the zoo's table."""
     figures: dict[str, Figure] = {}
     means = _read(tables, "knowledge_format.csv")
-    soft = means[means["method"] == "soft_prompt"]
+    soft = means[means["method"] == SOFT_PROMPT]
     final = int(soft["step"].max()) if len(soft) else None
-    for role, metrics in (("base", ("format", "knowledge", "strict")), ("post", ("strict",))):
+    for role, metrics in ((BASE, ("format", "knowledge", "strict")), (POST, ("strict",))):
         rows = means[means["role"] == role]
         for _, row in rows.iterrows():
-            if row["method"] == "soft_prompt":
-                if (role == "post" and int(row["step"]) != final) or int(row["step"]) not in (0, final):
+            if row["method"] == SOFT_PROMPT:
+                if (role == POST and int(row["step"]) != final) or int(row["step"]) not in (0, final):
                     continue
                 method = f"soft_prompt@{int(row['step'])}"
             else:
@@ -92,8 +93,8 @@ def headline_figures(tables: Path) -> dict[str, Figure]:
     if zoo_path.is_file():
         zoo = pd.read_csv(zoo_path)
         for _, row in zoo.iterrows():
-            columns = ("knowledge", "zero_shot_format_open", "zero_shot_strict") if row["role"] == "base" else ()
-            for column in (*columns, *(("zero_shot_strict",) if row["role"] == "post" else ())):
+            columns = ("knowledge", "zero_shot_format_open", "zero_shot_strict") if row["role"] == BASE else ()
+            for column in (*columns, *(("zero_shot_strict",) if row["role"] == POST else ())):
                 figures[f"zoo/{row['model']}/{row['role']}/{column}"] = Figure(float(row[column]), "share")
     return figures
 

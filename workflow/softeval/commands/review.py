@@ -7,17 +7,17 @@ import argparse
 from pathlib import Path
 
 from softeval.analysis.review import FILTERS, list_units, show_flips, show_unit
-from softeval.jobs.arguments import METHOD_CHOICES
+from softeval.names import BASE, METHODS, POST
 from softeval.schema import InputError
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--results", default="results")
     parser.add_argument("--model")
-    parser.add_argument("--role", default="base", choices=["base", "post"])
+    parser.add_argument("--role", default=BASE, choices=[BASE, POST])
     parser.add_argument("--task")
     # no argparse choices: an unknown method is one error line listing the methods the run evaluated
-    parser.add_argument("--method", help=f"one of {', '.join(METHOD_CHOICES)}")
+    parser.add_argument("--method", help=f"one of {', '.join(METHODS)}")
     parser.add_argument("--step", type=int, help="soft_prompt: the tuning step (default: the final evaluated step)")
     parser.add_argument("--vs", metavar="METHOD", help="list the examples that flip against this method's unit")
     parser.add_argument("--vs-step", type=int, help="the step of the --vs unit (soft_prompt; default: the final step)")

@@ -6,7 +6,8 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-from softeval.runner import LEADERBOARD, METHODS, model_entry
+from softeval.names import METHODS
+from softeval.runner import LEADERBOARD, model_entry
 from softeval.runner import run as run_workflow
 
 

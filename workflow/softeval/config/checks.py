@@ -17,11 +17,12 @@ from softeval.config.sources import ConfigSources, Source, namer, read_override_
 from softeval.data.tasks import load_task, task_names
 from softeval.judges.factory import JUDGES
 from softeval.model_kinds import kind_of
+from softeval.names import BASE, FEW_SHOT, POST, SOFT_PROMPT, ZERO_SHOT
 from softeval.schema import InputError, fill_defaults, load_schema, validate
 
 DOCS = "config/README.md"
 # analysis.reference_method where the config leaves it unset: the first of these that is evaluated
-REFERENCE_ORDER = ("zero_shot", "few_shot", "soft_prompt")
+REFERENCE_ORDER = (ZERO_SHOT, FEW_SHOT, SOFT_PROMPT)
 
 
 def check_config(
@@ -129,7 +130,7 @@ def _check_model_entry(model: dict[str, Any], index: int, where: Callable[[str],
     """What the schema cannot say about a model entry's roles."""
     kind = kind_of(model)
     built = kind.name if kind.built_locally else None
-    for role in ("base", "post"):
+    for role in (BASE, POST):
         given = model.get(role)
         entry = given if isinstance(given, dict) else {}  # post: false (base only) has no keys
         key = f"models[{index}].{role}.id"
@@ -137,7 +138,7 @@ def _check_model_entry(model: dict[str, Any], index: int, where: Callable[[str],
             raise InputError(f"{where(key)}: key '{key}': a {built} model is built locally; remove the id")
         if not built and isinstance(given, dict) and "id" not in entry:
             raise InputError(f"{where(key)}: key '{key}' is missing; give a hub id (owner/name) or a local directory")
-    if isinstance(model.get("base"), dict) and model["base"].get("chat_template"):
+    if isinstance(model.get(BASE), dict) and model[BASE].get("chat_template"):
         key = f"models[{index}].base.chat_template"
         raise InputError(f"{where(key)}: key '{key}': base models never use a chat template; remove it")
 

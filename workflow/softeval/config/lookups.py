@@ -8,6 +8,7 @@ from pathlib import Path
 from typing import Any
 
 from softeval.model_kinds import kind_of
+from softeval.names import POST
 from softeval.schema import InputError
 from softeval.settings import RandomModelSettings
 
@@ -26,7 +27,7 @@ def model_options(model: dict[str, Any], role: str) -> dict[str, Any]:
         "dtype": entry.get("dtype", "auto"),
         "device_map": model.get("device_map"),
         "trust_remote_code": bool(model.get("trust_remote_code", False)),
-        "chat_template": role == "post" and entry.get("chat_template", kind.chat_template_default),
+        "chat_template": role == POST and entry.get("chat_template", kind.chat_template_default),
         # only when set: every other entry's options (a job parameter) stay as they were
         **({"bin_weights": True} if model.get("bin_weights") else {}),
     }

@@ -16,10 +16,10 @@ from softeval.data.sources import load_rows, roles
 from softeval.data.tasks import Task
 from softeval.data.world import Entity, World
 from softeval.io import atomic_write_json, atomic_write_jsonl, read_jsonl
+from softeval.layout import SPLITS as SPLITS  # the prepared splits (train, test, few_shot)
 from softeval.provenance import provenance
 from softeval.schema import InputError
 
-SPLITS = ("train", "test", "few_shot")
 REQUIRED_FIELDS = ("id", "question", "answer")
 
 

@@ -19,9 +19,9 @@ from dataclasses import dataclass
 from typing import Any
 
 from softeval.data.tasks import FIRST_IN_GROUP, Task
+from softeval.names import FEW_SHOT, METHODS
 from softeval.schema import InputError
 
-METHODS = ("zero_shot", "few_shot", "soft_prompt")
 SHOT_SEPARATOR = "\n\n"
 
 
@@ -142,7 +142,7 @@ def build_prompts(
         raise InputError(f"unknown method {method!r}; use one of {', '.join(METHODS)}")
     head, tail = (chat.head, chat.tail) if chat is not None else ("", "")
     prefix = task.instruction + SHOT_SEPARATOR
-    if method != "few_shot":
+    if method != FEW_SHOT:
         return MethodPrompts(method, [head + prefix + task.query(ex) + tail for ex in test], head + prefix, [], chat)
     if per_question is not None and len({tuple(s["id"] for s in q) for q in per_question}) > 1:
         prompts = [

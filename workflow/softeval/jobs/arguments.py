@@ -14,8 +14,6 @@ from softeval.layout import LOGLIK, unit_root
 from softeval.schema import InputError
 from softeval.settings import AnalysisSettings, JobSettings
 
-METHOD_CHOICES = ["zero_shot", "few_shot", "soft_prompt"]
-
 
 def json_object(text: str) -> dict[str, Any]:
     """A job's --settings: one JSON object, or argparse's one-line error (the rule passes it)."""

@@ -20,12 +20,13 @@ from softeval.engine.models import ModelOptions, model_identity
 from softeval.engine.softprompt import load_prompt
 from softeval.io import atomic_write_json
 from softeval.layout import meta_path
+from softeval.names import FEW_SHOT
 from softeval.provenance import file_sha256, provenance
 from softeval.settings import GenerateSettings, LoglikSettings
 
 
 @dataclass(frozen=True)
-class Unit:
+class PromptedTest:
     """A task's test examples and one method's prompts for them."""
 
     task: Task
@@ -35,12 +36,12 @@ class Unit:
 
 def method_unit(
     task: Task, data_dir: Path | str, method: str, few_shot_k: int, seed: int, chat: ChatWrap | None = None
-) -> Unit:
+) -> PromptedTest:
     test = [dict(row) for row in load_split(data_dir, "test")]
     shots = None
-    if method == "few_shot":
+    if method == FEW_SHOT:
         shots = question_shots(task, [dict(row) for row in load_split(data_dir, "few_shot")], test, few_shot_k, seed)
-    return Unit(task, test, build_prompts(task, method, test, chat=chat, per_question=shots))
+    return PromptedTest(task, test, build_prompts(task, method, test, chat=chat, per_question=shots))
 
 
 def embedding_width(model: Any) -> int | None:
@@ -52,17 +53,17 @@ def embedding_width(model: Any) -> int | None:
 Item = tuple[dict[str, Any], str]  # a test example and its prompt
 ChunkRows = Iterator[tuple[int, list[dict[str, Any]]]]  # (index of a chunk, its rows), as each is complete
 # make_rows(model, tokenizer, unit, chunks of items, vectors, step): every chunk's rows, streamed
-RowMaker = Callable[[Any, Any, Unit, list[list[Item]], Any, "int | None"], ChunkRows]
+RowMaker = Callable[[Any, Any, PromptedTest, list[list[Item]], Any, "int | None"], ChunkRows]
 
 
 def one_chunk_at_a_time(
-    rows: Callable[[Any, Any, Unit, list[Item], Any, int | None], list[dict[str, Any]]],
+    rows: Callable[[Any, Any, PromptedTest, list[Item], Any, int | None], list[dict[str, Any]]],
 ) -> RowMaker:
     """A RowMaker from a function of one chunk (option scoring: its batches do not depend on
     another chunk's rows, so there is nothing to keep in flight)."""
 
     def make_rows(
-        model: Any, tokenizer: Any, unit: Unit, chunks: list[list[Item]], vectors: Any, step: Any
+        model: Any, tokenizer: Any, unit: PromptedTest, chunks: list[list[Item]], vectors: Any, step: Any
     ) -> ChunkRows:
         for k, chunk in enumerate(chunks):
             yield k, rows(model, tokenizer, unit, chunk, vectors, step)

@@ -21,7 +21,7 @@ from softeval.data.tasks import Task
 from softeval.engine.backends import backend_for
 from softeval.engine.backoff import free_memory
 from softeval.engine.models import ModelOptions
-from softeval.jobs.arguments import METHOD_CHOICES, add_model, add_settings, read_model_options, task_files
+from softeval.jobs.arguments import add_model, add_settings, read_model_options, task_files
 from softeval.jobs.common import (
     LoadedModel,
     forget_provenance,
@@ -32,6 +32,7 @@ from softeval.jobs.common import (
 )
 from softeval.jobs.generate import generation_rows
 from softeval.jobs.loglik import option_rows
+from softeval.names import METHODS, SOFT_PROMPT
 from softeval.schema import InputError
 from softeval.settings import GenerateSettings, LoglikSettings
 
@@ -43,7 +44,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     group.add_argument("--data", nargs="+", required=True, help="each task's folder of prepared splits, in order")
     add_settings(parser, GenerateSettings, flag="--generate-settings")
     add_settings(parser, LoglikSettings, flag="--loglik-settings", default="{}")
-    parser.add_argument("--methods", nargs="+", required=True, choices=METHOD_CHOICES)
+    parser.add_argument("--methods", nargs="+", required=True, choices=METHODS)
     group = parser.add_argument_group("soft prompt")
     group.add_argument("--steps", type=int, nargs="*", default=[], help="soft_prompt: snapshot steps")
     group.add_argument(
@@ -104,15 +105,15 @@ def method_outputs(
     if logliks and len(logliks) != len(generations):
         raise InputError("evaluate: give as many --logliks as --generations (or none, for an open task)")
     loglik_paths = [Path(p) for p in logliks] or [None] * len(generations)
-    if "soft_prompt" in methods:
-        if methods != ["soft_prompt"] or not (len(steps) == len(prompts) == len(generations)):
+    if SOFT_PROMPT in methods:
+        if methods != [SOFT_PROMPT] or not (len(steps) == len(prompts) == len(generations)):
             raise InputError(
                 "evaluate --methods soft_prompt (alone): give as many --steps and --prompts as --generations"
             )
         keys: list[int | None] = list(steps)
         return [
             MethodOutputs(
-                "soft_prompt",
+                SOFT_PROMPT,
                 dict(zip(keys, map(Path, generations), strict=True)),
                 {k: p for k, p in zip(keys, loglik_paths, strict=True) if p is not None},
                 {step: Path(p) for step, p in zip(steps, prompts, strict=True)},
@@ -147,7 +148,7 @@ def task_outputs(
     """The flags' flat lists cut per task (in --task order): as many --generations per task as
     methods (soft_prompt: steps), as many --prompts as steps, and --logliks for the closed tasks
     only (or none at all: responses alone)."""
-    soft = "soft_prompt" in methods
+    soft = SOFT_PROMPT in methods
     per_task = len(steps) if soft else len(methods)
     closed = [task for task in tasks if task.closed]
     if len(generations) != len(tasks) * per_task:
@@ -226,7 +227,7 @@ def run_evaluate(
             loaded = None
             gc.collect()  # a model in a reference cycle (modules <-> hooks) is freed only by the collector
             free_memory()  # and its cached blocks go back to the GPU before an engine takes its share
-            soft_prompt = any(m.method == "soft_prompt" for t in tasks for m in t.methods)
+            soft_prompt = any(m.method == SOFT_PROMPT for t in tasks for m in t.methods)
             loaded = open_model(model, options, threads, partial(backend.load, soft_prompt=soft_prompt))
         for t in tasks:
             make_rows = generation_rows(generate_settings, t.data_dir)

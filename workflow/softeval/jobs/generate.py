@@ -12,7 +12,7 @@ from softeval.data.tasks import OPTIONS_MAX, TRAIN_MAX, Task
 from softeval.engine.backends import backend_for
 from softeval.engine.generate import Generation, Until
 from softeval.engine.methods import ChatWrap, response_target
-from softeval.jobs.common import ChunkRows, RowMaker, Unit, run_method_job
+from softeval.jobs.common import ChunkRows, PromptedTest, RowMaker, run_method_job
 from softeval.settings import GenerateSettings
 
 
@@ -44,13 +44,13 @@ def generation_rows(settings: GenerateSettings, data_dir: Path) -> RowMaker:
     backend = backend_for(settings)
     resolved: dict[str, int] = {}  # each task's one budget, resolved on its first chunk (it needs the tokenizer)
 
-    def budget(tokenizer: Any, unit: Unit) -> int:
+    def budget(tokenizer: Any, unit: PromptedTest) -> int:
         if unit.task.name not in resolved:
             chat = unit.prompts.chat
             resolved[unit.task.name] = generation_budget(unit.task, tokenizer, data_dir, chat, settings.max_new_tokens)
         return resolved[unit.task.name]
 
-    def row(step: int | None, unit: Unit, item: tuple[dict[str, Any], str], g: Generation) -> dict[str, Any]:
+    def row(step: int | None, unit: PromptedTest, item: tuple[dict[str, Any], str], g: Generation) -> dict[str, Any]:
         (example, prompt) = item
         return {
             "id": example["id"],
@@ -65,7 +65,7 @@ def generation_rows(settings: GenerateSettings, data_dir: Path) -> RowMaker:
             **({"harness_response": g.also_text} if g.also_text is not None else {}),
         }
 
-    def rows(model: Any, tokenizer: Any, unit: Unit, chunks: list, vectors: Any, step: int | None) -> ChunkRows:
+    def rows(model: Any, tokenizer: Any, unit: PromptedTest, chunks: list, vectors: Any, step: int | None) -> ChunkRows:
         """Every chunk's prompts in flight at once; each chunk's rows as soon as its last row ends."""
         items = [item for chunk in chunks for item in chunk]
         owner = [k for k, chunk in enumerate(chunks) for _ in chunk]

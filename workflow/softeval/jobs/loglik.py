@@ -7,7 +7,7 @@ from typing import Any
 
 from softeval.data.tasks import Task
 from softeval.engine.loglik import score_options
-from softeval.jobs.common import RowMaker, Unit, one_chunk_at_a_time, run_method_job
+from softeval.jobs.common import PromptedTest, RowMaker, one_chunk_at_a_time, run_method_job
 from softeval.schema import InputError
 from softeval.settings import LoglikSettings
 
@@ -20,7 +20,7 @@ def option_rows(settings: LoglikSettings, task: Task) -> RowMaker:
     if not task.closed:
         raise InputError(f"task {task.name} is open; option log-likelihoods exist for closed tasks only")
 
-    def rows(model: Any, tokenizer: Any, unit: Unit, chunk: list, vectors: Any, step: int | None) -> list:
+    def rows(model: Any, tokenizer: Any, unit: PromptedTest, chunk: list, vectors: Any, step: int | None) -> list:
         examples = [example for example, _ in chunk]
         prompts = [prompt for _, prompt in chunk]
         scores = score_options(

@@ -12,7 +12,8 @@ import pandas as pd
 from softeval.analysis.evidence import items_of
 from softeval.analysis.tables import models_in
 from softeval.io import read_jsonl
-from softeval.layout import unit_path
+from softeval.layout import UnitKey, unit_path
+from softeval.names import BASE
 from softeval.schema import InputError
 
 
@@ -40,7 +41,7 @@ def base_score_reader(scores_root: Path):
     """Per-example score rows of one base-model unit."""
 
     def read(model: str, task: str, method: str, step: int | None) -> list[dict]:
-        return read_jsonl(unit_path(scores_root, model, "base", task, method, step), "scores")
+        return read_jsonl(unit_path(scores_root, model, BASE, task, method, step), "scores")
 
     return read
 
@@ -50,7 +51,7 @@ def base_choice_reader(loglik_root: Path):
     knowledge scores), with the number of options per question."""
 
     def read(model: str, task: str, method: str, step: int | None) -> tuple[list[int], int]:
-        path = unit_path(loglik_root, model, "base", task, method, step)
+        path = unit_path(loglik_root, model, BASE, task, method, step)
         rows = read_jsonl(path, "option log-likelihoods")
         try:
             return [int(row["chosen"]) for row in rows], max(len(row["options"]) for row in rows)
@@ -66,13 +67,13 @@ class UnitReader:
 
     def __init__(self, scores_root: Path) -> None:
         self.scores_root = scores_root
-        self.rows: dict[tuple, list[dict]] = {}
+        self.rows: dict[UnitKey, list[dict]] = {}
         self.ids: dict[str, tuple[list[str], Path]] = {}
 
-    def unit(self, unit: tuple) -> list[dict]:
+    def unit(self, unit: UnitKey) -> list[dict]:
         if unit not in self.rows:
-            role, model, task, method, step = unit
-            path = unit_path(self.scores_root, model, role, task, method, step)
+            task = unit.task
+            path = unit_path(self.scores_root, unit.model, unit.role, task, unit.method, unit.step)
             rows = read_jsonl(path, "scores")
             ids = [row["id"] for row in rows]
             seen = self.ids.setdefault(task, (ids, path))
@@ -83,7 +84,7 @@ class UnitReader:
             self.rows[unit] = rows
         return self.rows[unit]
 
-    def __call__(self, unit: tuple, metric: str) -> np.ndarray:
+    def __call__(self, unit: UnitKey, metric: str) -> np.ndarray:
         return np.array([float(row[metric]) for row in self.unit(unit)])
 
     def items(self, summary: pd.DataFrame) -> dict[str, list[str]]:
@@ -94,7 +95,7 @@ class UnitReader:
         for task in sorted(set(summary["task"])):
             first = summary[summary["task"] == task].iloc[0]
             step = None if pd.isna(first["step"]) else int(first["step"])
-            items[task] = items_of(self.unit((first["role"], first["model"], task, first["method"], step)))
+            items[task] = items_of(self.unit(UnitKey(first["model"], first["role"], task, first["method"], step)))
         return items
 
     def closed_tasks(self, summary: pd.DataFrame) -> set[str]:
@@ -103,7 +104,7 @@ class UnitReader:
         for task in sorted(set(summary["task"])):
             first = summary[summary["task"] == task].iloc[0]
             step = None if pd.isna(first["step"]) else int(first["step"])
-            rows = self.unit((first["role"], first["model"], task, first["method"], step))
+            rows = self.unit(UnitKey(first["model"], first["role"], task, first["method"], step))
             if any(row.get("knowledge_from") == "loglik" for row in rows):
                 closed.add(task)
         return closed

@@ -27,6 +27,7 @@ from softeval.analysis.unit_checks import summary_line, unit_checks
 from softeval.jobs.arguments import add_analysis
 from softeval.jobs.report import UnitReader, base_choice_reader, base_score_reader, per_example_reader
 from softeval.layout import unit_path
+from softeval.names import BASE, SOFT_PROMPT
 from softeval.schema import InputError
 from softeval.settings import AnalysisSettings
 
@@ -67,7 +68,7 @@ def ground_truth(zoo_csv: Path | None) -> dict[str, float] | None:
     table = pd.read_csv(zoo_csv)
     if not {"model", "role", "knowledge"} <= set(table.columns):
         raise InputError(f"{zoo_csv}: not a zoo table (needs model, role, knowledge); delete it to recompute")
-    base = table[table["role"] == "base"]
+    base = table[table["role"] == BASE]
     return dict(zip(base["model"], base["knowledge"].astype(float), strict=True))
 
 
@@ -91,15 +92,15 @@ def evidence_tables(
 ) -> list[Publication]:
     """Every table of the tables job, computed (nothing is written here)."""
     pilot = pilot_note(summary)
-    base = summary[summary["role"] == "base"]
+    base = summary[summary["role"] == BASE]
     methods = set(base["method"])
     checks = unit_checks(
-        sorted(set(base["model"])) if "soft_prompt" in methods else [],
+        sorted(set(base["model"])) if SOFT_PROMPT in methods else [],
         sorted(set(base["task"])),
         [m for m in BASELINES if m in methods],
         base_score_reader(scores_root),
         settings,
-        lambda model, task, method, step: str(unit_path(scores_root, model, "base", task, method, step)),
+        lambda model, task, method, step: str(unit_path(scores_root, model, BASE, task, method, step)),
         base_choice_reader(loglik_root),
     )  # first: it names the two files of a unit pair whose test examples differ
     swap = swap_distance_table(summary, per_example_reader(scores_root, summary, settings.metric), settings, truth)
@@ -177,7 +178,7 @@ def run_tables(
     with shared_items(UnitReader(scores_root).items(summary)):  # one draw of each country for every task
         tables = evidence_tables(summary, scores_root, loglik_root, ground_truth(zoo_csv), settings)
         # the run's own models and tasks (an earlier run's files under results/scores are not read)
-        base = summary[summary["role"] == "base"]
+        base = summary[summary["role"] == BASE]
         board = leaderboard_from_settings(
             scores_root, settings, models=list(base["model"].unique()), tasks=list(base["task"].unique()),
             loglik_root=loglik_root,

@@ -20,6 +20,7 @@ from softeval.io import atomic_write_json, atomic_write_text
 from softeval.jobs.arguments import add_model, add_settings, read_model_options, task_files
 from softeval.jobs.common import load_with_chat
 from softeval.layout import snapshot_name
+from softeval.names import ZERO_SHOT
 from softeval.provenance import provenance
 from softeval.schema import InputError
 
@@ -112,7 +113,7 @@ def tune_unit(
     task, out_dir = unit.task, unit.out_dir
     model, tokenizer, chat = loaded
     train = [dict(row) for row in load_split(unit.data_dir, "train")]
-    prompts = build_prompts(task, "zero_shot", train, chat=chat).prompts
+    prompts = build_prompts(task, ZERO_SHOT, train, chat=chat).prompts
     pairs = [(prompt, response_target(task.target(ex), chat)) for prompt, ex in zip(prompts, train, strict=True)]
     identity = model_identity(ref, model, options)
     recorded: dict[str, Any] = {"tune": config.as_dict(), "task": task.name, "task_version": task.version}

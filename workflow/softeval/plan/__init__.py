@@ -24,8 +24,9 @@ on `evaluated` only (none calls another), so a concern is read with `evaluated` 
 from __future__ import annotations
 
 from softeval.layout import SPLITS
-from softeval.model_kinds import ROLES as ROLES  # the rules' role names, from here as before
-from softeval.plan.evaluated import SOFT_PROMPT, Evaluated, soft_prompt_steps
+from softeval.names import ROLES as ROLES  # the rules' role names, from here as before
+from softeval.names import SOFT_PROMPT as SOFT_PROMPT
+from softeval.plan.evaluated import Evaluated, soft_prompt_steps
 from softeval.plan.files import FIGURES, PUBLICATION_TABLES, Files
 from softeval.plan.rules import MODEL_JOB_RULES, RULES, Rules, RuleShape, benchmark_pattern
 from softeval.plan.settings import Settings, dumps

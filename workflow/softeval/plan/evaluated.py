@@ -16,9 +16,8 @@ from softeval.config import model_entry, random_spec, task_dir, workdir_relative
 from softeval.data.tasks import Task, load_task_file
 from softeval.layout import unit_name
 from softeval.model_kinds import ModelKind, kind_of, roles_of
+from softeval.names import POST, SOFT_PROMPT
 from softeval.schema import InputError
-
-SOFT_PROMPT = "soft_prompt"
 
 
 def soft_prompt_steps(tune: dict[str, Any]) -> list[int]:
@@ -83,7 +82,7 @@ class Evaluated:
     @property
     def post_models(self) -> list[str]:
         """The models with a post-trained twin: what the base-vs-post comparisons are computed over."""
-        return [m for m in self.models if "post" in self.roles(m)]
+        return [m for m in self.models if POST in self.roles(m)]
 
     def base_only_note(self) -> str | None:
         """What the run does with models that have no post-trained twin, for the planning note

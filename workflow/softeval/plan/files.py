@@ -32,7 +32,8 @@ from softeval.layout import (
     unit_name,
     world_file,
 )
-from softeval.plan.evaluated import SOFT_PROMPT, Evaluated
+from softeval.names import BASE, SOFT_PROMPT
+from softeval.plan.evaluated import Evaluated
 from softeval.schema import InputError
 
 PUBLICATION_TABLES = ("leaderboard", "swap_distance", "score_gap", "knowledge_format", "consensus", "unit_checks")
@@ -149,7 +150,7 @@ class Files(Evaluated):
         if not self.tunes:
             return []
         return [
-            unit_file(LOGLIK, unit_name(SOFT_PROMPT, step), model, "base", task)
+            unit_file(LOGLIK, unit_name(SOFT_PROMPT, step), model, BASE, task)
             for model in self.models
             for task in self.closed_tasks
             for step in self.steps

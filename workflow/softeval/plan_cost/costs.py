@@ -14,6 +14,7 @@ from typing import Any
 
 import yaml
 
+from softeval.names import FEW_SHOT, ZERO_SHOT
 from softeval.plan import MODEL_JOB_RULES, Plan
 from softeval.plan_cost.lengths import CHARS_PER_TOKEN, TaskLengths
 from softeval.plan_cost.roofline import (
@@ -53,9 +54,9 @@ def unit_prompts(plan: Plan, lengths: TaskLengths) -> list[float]:
     """Mean prompt length of each evaluated unit of one model x role x task: zero-shot, few-shot
     (k shots), then the soft prompt's vectors at each of the plan's steps."""
     prompts = []
-    if "zero_shot" in plan.plain_methods:
+    if ZERO_SHOT in plan.plain_methods:
         prompts.append(lengths.prompt)
-    if "few_shot" in plan.plain_methods:
+    if FEW_SHOT in plan.plain_methods:
         prompts.append(lengths.prompt + plan.evaluation["few_shot"]["k"] * lengths.shot)
     if plan.tunes:
         prompts += [lengths.prompt + plan.evaluation["tune"]["n_tokens"]] * len(plan.steps)

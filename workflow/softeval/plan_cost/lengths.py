@@ -16,6 +16,7 @@ from typing import Any
 
 from softeval.data.tasks import OPTIONS_MAX, TRAIN_MAX, Task
 from softeval.layout import GENERATIONS, parse_unit_path
+from softeval.names import FEW_SHOT, ZERO_SHOT
 from softeval.schema import InputError
 
 CHARS_PER_TOKEN = 4.0  # the judge's instructions and fields, measured in characters (English BPE)
@@ -259,14 +260,14 @@ def pilot_lengths(results: Path, task: str) -> dict[str, float]:
     """Mean prompt tokens of the zero-shot and few-shot units, measured on a pilot run's
     generation files (all models and roles, the real tokenizers and chat templates)."""
     folder = results / GENERATIONS
-    prompts: dict[str, list[int]] = {"zero_shot": [], "few_shot": []}
+    prompts: dict[str, list[int]] = {ZERO_SHOT: [], FEW_SHOT: []}
     for path in sorted(folder.glob(f"*/*/{task}/*.jsonl")):
         unit = parse_unit_path(folder, path)
         if unit.method not in prompts:
             continue
         for line in path.read_text(encoding="utf-8").splitlines():
             prompts[unit.method].append(int(json.loads(line)["prompt_tokens"]))
-    if not prompts["zero_shot"]:
+    if not prompts[ZERO_SHOT]:
         raise InputError(f"{folder}: no zero_shot generations of task {task}; run the pilot first (see README)")
     means = {method: statistics.fmean(values) for method, values in prompts.items() if values}
-    return {"prompt": means["zero_shot"], "few_shot": means.get("few_shot", means["zero_shot"])}
+    return {"prompt": means[ZERO_SHOT], FEW_SHOT: means.get(FEW_SHOT, means[ZERO_SHOT])}

@@ -11,6 +11,7 @@ from pathlib import Path
 from typing import Any
 
 from softeval.config import model_options
+from softeval.names import FEW_SHOT
 from softeval.plan import MODEL_JOB_RULES, Plan
 from softeval.plan_cost.costs import Cost, job_cost, judge_cost, units_per_task
 from softeval.plan_cost.lengths import BOUNDS, MEASURED_SOURCE, pilot_lengths, task_lengths, with_measurements
@@ -93,7 +94,7 @@ def plan_cost(
             lengths = replace(
                 lengths,
                 prompt=measured["prompt"],
-                shot=(measured["few_shot"] - measured["prompt"]) / k if k else 0.0,
+                shot=(measured[FEW_SHOT] - measured["prompt"]) / k if k else 0.0,
                 source=f"pilot run {pilot} (measured prompt lengths)",
             )
         row: dict[str, Any] = {

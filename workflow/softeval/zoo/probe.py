@@ -26,6 +26,7 @@ from softeval.data.world import RELATIONS, World
 from softeval.engine.generate import generate_greedy
 from softeval.engine.models import NO_HUB_KERNELS
 from softeval.io import atomic_write_json, atomic_write_jsonl
+from softeval.names import ZERO_SHOT
 from softeval.provenance import provenance
 
 # What an answer may open with before its value: a "####" or "\\boxed{" mark, an option's letter.
@@ -125,7 +126,7 @@ def probe_model(
         summary["zero_shot_strict"][task.name] = sum(strict) / len(strict)
         rows += [
             {
-                "probe": "zero_shot",
+                "probe": ZERO_SHOT,
                 "task": task.name,
                 "id": ex["id"],
                 "prompt": p,

@@ -17,6 +17,7 @@ from tokenizers import processors
 from transformers import LlamaConfig, LlamaForCausalLM, PreTrainedTokenizerFast
 
 from softeval.io import atomic_directory, read_jsonl
+from softeval.names import POST
 from softeval.settings import RandomModelSettings
 from softeval.zoo.tokenizer import byte_level_bpe
 
@@ -86,7 +87,7 @@ def build_random_model(
         pad_token_id=tokenizer.pad_token_id,
         tie_word_embeddings=True,
     )
-    torch.manual_seed(settings.seed * 2 + (role == "post"))
+    torch.manual_seed(settings.seed * 2 + (role == POST))
     model = LlamaForCausalLM(config)
     if chat:  # a chat model ends its turn with <|im_end|>, as instruct models list it in generation_config
         model.generation_config.eos_token_id = [tokenizer.eos_token_id, tokenizer.convert_tokens_to_ids(TURN_END)]

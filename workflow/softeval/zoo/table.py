@@ -9,8 +9,7 @@ from typing import Any
 import pandas as pd
 
 from softeval.io import atomic_write_text
-
-ROLES = ("base", "post")
+from softeval.names import ROLES
 
 
 def zoo_table(models: list[dict[str, Any]], probes_dir: Path) -> pd.DataFrame:

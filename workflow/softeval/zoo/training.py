@@ -32,6 +32,7 @@ from softeval.data.world import World
 from softeval.engine.batching import encode_batch
 from softeval.engine.models import NO_HUB_KERNELS
 from softeval.io import atomic_directory, atomic_write_json, atomic_write_text
+from softeval.names import BASE, POST
 from softeval.provenance import provenance
 from softeval.zoo.chat_style import chat_pair
 from softeval.zoo.corpus import CorpusStyle, PretrainCorpus, Recipe
@@ -218,7 +219,7 @@ def pretrain(
         "tasks": {task.name: task.version for task in tasks},
         "world_seed": world.seed,
     }
-    meta = training_meta(name, "base", model, losses, start, provenance(params, seed=seed, threads=threads))
+    meta = training_meta(name, BASE, model, losses, start, provenance(params, seed=seed, threads=threads))
     save_model(model, tokenizer, out_dir, meta, losses)
 
 
@@ -245,6 +246,6 @@ def posttrain(
         model, batches, training["steps"], training["lr"], training["warmup_steps"], f"posttrain {name}"
     )
     params = {"posttrain": training, "tasks": {task.name: task.version for task in tasks}}
-    meta = training_meta(name, "post", model, losses, start, provenance(params, seed=seed, threads=threads))
-    meta["base"] = str(base_dir)
+    meta = training_meta(name, POST, model, losses, start, provenance(params, seed=seed, threads=threads))
+    meta[BASE] = str(base_dir)
     save_model(model, tokenizer, out_dir, meta, losses)

@@ -8,6 +8,7 @@ from softeval.analysis.claims.framework import LABEL, Inputs, claim
 from softeval.analysis.claims.sources import baseline_of, bootstrap_text, over, review_line, score_file
 from softeval.analysis.claims.verdicts import GREATER, HOLDS, NOT_APPLICABLE, Part, Test, greater, less
 from softeval.analysis.evidence import SIGNIFICANCE, holm_outcomes, paired_bootstrap, paired_counts
+from softeval.names import BASE, POST, SOFT_PROMPT
 
 
 def beats_sources(inputs: Inputs, part: Part) -> list[str]:
@@ -17,8 +18,8 @@ def beats_sources(inputs: Inputs, part: Part) -> list[str]:
         return []
     settings = inputs.settings
     final, metric = settings.final_step, settings.metric
-    role = "base" if part.part.startswith("base") else "post"
-    models = inputs.models if role == "base" else inputs.twinned
+    role = BASE if part.part.startswith(BASE) else POST
+    models = inputs.models if role == BASE else inputs.twinned
     return [
         f"inputs: {metric} and knowledge of {score_file(role, 'soft_prompt', final)} minus "
         f"{score_file(role, baseline, None)}, {over(models, inputs.tasks)}",
@@ -31,22 +32,22 @@ def beats_sources(inputs: Inputs, part: Part) -> list[str]:
 @claim(
     2,
     "Soft prompting beats zero-shot and few-shot on base models, and on post-trained models too",
-    needs=("soft_prompt", "baselines"),
+    needs=(SOFT_PROMPT, "baselines"),
     sources=beats_sources,
 )
 def claim_beats_baselines(inputs: Inputs) -> list[Part]:
     settings, parts = inputs.settings, []
-    for role in ("base", "post"):
-        who = "base" if role == "base" else "post-trained"
+    for role in (BASE, POST):
+        who = BASE if role == BASE else "post-trained"
         if role not in inputs.roles:
             parts.append(Part(2, f"{who} models", NOT_APPLICABLE, f"no {who} models in this run"))
             continue
-        models = inputs.models if role == "base" else inputs.twinned
+        models = inputs.models if role == BASE else inputs.twinned
         for baseline in inputs.baselines():
             units = [(m, t) for t in inputs.tasks for m in models]
             strict = [
                 (
-                    inputs.values(role, m, t, "soft_prompt", settings.final_step, settings.metric),
+                    inputs.values(role, m, t, SOFT_PROMPT, settings.final_step, settings.metric),
                     inputs.values(role, m, t, baseline, None, settings.metric),
                 )
                 for m, t in units
@@ -57,7 +58,7 @@ def claim_beats_baselines(inputs: Inputs) -> list[Part]:
             knowledge = paired_bootstrap(
                 [
                     (
-                        inputs.values(role, m, t, "soft_prompt", settings.final_step, "knowledge"),
+                        inputs.values(role, m, t, SOFT_PROMPT, settings.final_step, "knowledge"),
                         inputs.values(role, m, t, baseline, None, "knowledge"),
                     )
                     for m, t in units

@@ -39,6 +39,7 @@ from softeval.analysis.evidence import (
     task_resamples,
 )
 from softeval.analysis.tables import unit_rows
+from softeval.names import BASE, SOFT_PROMPT
 
 
 def format_sources(inputs: Inputs, part: Part) -> list[str]:
@@ -49,16 +50,14 @@ def format_sources(inputs: Inputs, part: Part) -> list[str]:
     bootstrap = bootstrap_text(settings)
     kind = name.split(" tasks")[0]
     if name.startswith("closed tasks saturate"):
-        steps = sorted({int(s) for s in inputs.summary[inputs.summary["method"] == "soft_prompt"]["step"].dropna()})
+        steps = sorted({int(s) for s in inputs.summary[inputs.summary["method"] == SOFT_PROMPT]["step"].dropna()})
         return [
             f"inputs: format of {SCORES}/<model>/base/<task>/soft_prompt/step<N>.jsonl "
             f"for N in {', '.join(map(str, steps))}, every base model and task (closed: "
             f"{', '.join(sorted(inputs.closed_tasks & set(inputs.tasks))) or 'none'})",
             f"{bootstrap}; the mean shortfall below {FORMAT_SATURATED} over the snapshots, open minus closed",
             "review: "
-            + review_line(
-                inputs.models[0], inputs.tasks[0], "soft_prompt", first, "base", "soft_prompt", final, "format"
-            ),
+            + review_line(inputs.models[0], inputs.tasks[0], SOFT_PROMPT, first, BASE, SOFT_PROMPT, final, "format"),
         ]
     tasks = [t for t in inputs.tasks if (t in inputs.closed_tasks) == (kind == "closed")]
     what = "format" if "format" in name else "knowledge"
@@ -74,11 +73,9 @@ def format_sources(inputs: Inputs, part: Part) -> list[str]:
         bootstrap + ("; the verdict reads its 90% interval (two one-sided tests)" if what == "knowledge" else ""),
     ]
     if "format reaches" in name:
-        review = review_line(inputs.models[0], tasks[0], "soft_prompt", final, flag="--wrong-format")
+        review = review_line(inputs.models[0], tasks[0], SOFT_PROMPT, final, flag="--wrong-format")
     else:
-        review = review_line(
-            inputs.models[0], tasks[0], "soft_prompt", final, vs="soft_prompt", vs_step=first, metric=what
-        )
+        review = review_line(inputs.models[0], tasks[0], SOFT_PROMPT, final, vs=SOFT_PROMPT, vs_step=first, metric=what)
     return [*lines, f"review: {review} (one per model and task)"]
 
 
@@ -87,13 +84,13 @@ def format_sources(inputs: Inputs, part: Part) -> list[str]:
     "Format without knowledge: under soft-prompt tuning, format accuracy climbs to 90-100% while "
     "knowledge accuracy stays flat; closed tasks saturate first (the paper: about step 40), open tasks later "
     "(about step 80)",
-    needs=("soft_prompt",),
+    needs=(SOFT_PROMPT,),
     sources=format_sources,
 )
 def claim_format_without_knowledge(inputs: Inputs) -> list[Part]:
     settings, parts = inputs.settings, []
     first, final = settings.first_step, settings.final_step
-    soft = inputs.summary[(inputs.summary["role"] == "base") & (inputs.summary["method"] == "soft_prompt")]
+    soft = inputs.summary[(inputs.summary["role"] == BASE) & (inputs.summary["method"] == SOFT_PROMPT)]
     steps = sorted({int(s) for s in soft["step"].dropna()})
     curves: dict[str, FormatCurve] = {}
     for kind in ("closed", "open"):
@@ -106,7 +103,7 @@ def claim_format_without_knowledge(inputs: Inputs) -> list[Part]:
             continue
         curve = []
         for step in steps:
-            rows = unit_rows(inputs.summary, "base", "soft_prompt", step)
+            rows = unit_rows(inputs.summary, BASE, SOFT_PROMPT, step)
             rows = rows[rows["task"].isin(tasks)]
             curve.append((step, float(rows["format"].mean()), float(rows["knowledge"].mean())))
         units = [(m, t) for t in tasks for m in inputs.models]
@@ -116,8 +113,8 @@ def claim_format_without_knowledge(inputs: Inputs) -> list[Part]:
         def pairs(metric: str, units: list = units) -> list:
             return [
                 (
-                    inputs.values("base", m, t, "soft_prompt", final, metric),
-                    inputs.values("base", m, t, "soft_prompt", first, metric),
+                    inputs.values(BASE, m, t, SOFT_PROMPT, final, metric),
+                    inputs.values(BASE, m, t, SOFT_PROMPT, first, metric),
                 )
                 for m, t in units
             ]
@@ -171,9 +168,9 @@ def claim_format_without_knowledge(inputs: Inputs) -> list[Part]:
         if kind == "closed" and inputs.choices is not None:
             collapsed = []
             for m, t in units:
-                spread = choice_spread(*inputs.choices(m, t, "soft_prompt", final))
+                spread = choice_spread(*inputs.choices(m, t, SOFT_PROMPT, final))
                 if spread.entropy < COLLAPSE_ENTROPY:
-                    before = choice_spread(*inputs.choices(m, t, "soft_prompt", first))
+                    before = choice_spread(*inputs.choices(m, t, SOFT_PROMPT, first))
                     origin = (
                         f"already at step {first}: the model's bias, not the prompt's"
                         if before.entropy < COLLAPSE_ENTROPY
@@ -248,7 +245,7 @@ def saturation_draws(inputs: Inputs, units: list[tuple[str, str]], steps: list[i
     draws = np.zeros((len(steps), settings.bootstrap))
     for m, t in units:
         for k, step in enumerate(steps):
-            values = inputs.values("base", m, t, "soft_prompt", step, "format")
+            values = inputs.values(BASE, m, t, SOFT_PROMPT, step, "format")
             index = task_resamples(t, len(values), settings.bootstrap, settings.seed)
             level[k] += values.mean() / len(units)
             draws[k] += values[index].mean(axis=1) / len(units)

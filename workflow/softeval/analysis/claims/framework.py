@@ -13,10 +13,12 @@ import pandas as pd
 from softeval.analysis.claims.verdicts import NOT_APPLICABLE, SCOPE_NOTE, Part, fragile_note, holm_refutations
 from softeval.analysis.evidence import MetricReader, shared_items
 from softeval.analysis.tables import BASELINES, base_only_models, methods_in, ranking_not_applicable, twinned_models
+from softeval.layout import UnitKey
+from softeval.names import FEW_SHOT, POST, SOFT_PROMPT, ZERO_SHOT
 from softeval.registry import Registry
 from softeval.settings import AnalysisSettings
 
-LABEL = {"zero_shot": "zero-shot", "few_shot": "few-shot", "soft_prompt": "soft prompt"}
+LABEL = {ZERO_SHOT: "zero-shot", FEW_SHOT: "few-shot", SOFT_PROMPT: "soft prompt"}
 
 ClaimCheck = Callable[["Inputs"], list[Part]]
 # What claims.md prints under a part: the files it read, the interval's kind, a review line.
@@ -55,10 +57,10 @@ class Inputs:
         self.methods = methods_in(self.summary)
 
     def step(self, method: str) -> int | None:
-        return self.settings.final_step if method == "soft_prompt" else None
+        return self.settings.final_step if method == SOFT_PROMPT else None
 
     def values(self, role: str, model: str, task: str, method: str, step: int | None, metric: str) -> np.ndarray:
-        return self.read((role, model, task, method, step), metric)
+        return self.read(UnitKey(model, role, task, method, step), metric)
 
     def baselines(self) -> list[str]:
         return [m for m in BASELINES if m in self.methods]
@@ -87,7 +89,7 @@ class Need:
 
 
 NEEDS: dict[str, Need] = {
-    "soft_prompt": Need(lambda inputs: "soft_prompt" in inputs.methods, "no soft-prompt units in this run"),
+    SOFT_PROMPT: Need(lambda inputs: SOFT_PROMPT in inputs.methods, "no soft-prompt units in this run"),
     "baselines": Need(lambda inputs: bool(inputs.baselines()), "no zero-shot or few-shot units to compare with"),
 }
 
@@ -112,7 +114,7 @@ CLAIMS: Registry[Claim] = Registry("claim", "softeval.analysis.claims.CLAIMS")
 
 
 def claim(
-    number: int, statement: str, needs: tuple[str, ...] = ("soft_prompt",), sources: PartSources | None = None
+    number: int, statement: str, needs: tuple[str, ...] = (SOFT_PROMPT,), sources: PartSources | None = None
 ) -> Callable[[ClaimCheck], ClaimCheck]:
     """Decorator on a check function: registers it as claim `number` (numbers are the paper's)."""
     unknown = [need for need in needs if need not in NEEDS]
@@ -167,5 +169,5 @@ def reference_examples(inputs: Inputs, task: str) -> dict[str, np.ndarray]:
     """Per-example scores of the post-trained models under the reference method: the ranking compared with."""
     method = inputs.settings.reference_method
     return {
-        m: inputs.values("post", m, task, method, inputs.step(method), inputs.settings.metric) for m in inputs.twinned
+        m: inputs.values(POST, m, task, method, inputs.step(method), inputs.settings.metric) for m in inputs.twinned
     }

@@ -18,6 +18,7 @@ from softeval.analysis.claims.verdicts import LESS, Part, Test, less
 from softeval.analysis.evidence import bias_shifted_interval, task_resamples
 from softeval.analysis.ranking import bootstrap_swap_distances
 from softeval.analysis.tables import ALL_TASKS
+from softeval.names import BASE, POST, SOFT_PROMPT
 
 
 def rankings_sources(inputs: Inputs, part: Part) -> list[str]:
@@ -28,7 +29,7 @@ def rankings_sources(inputs: Inputs, part: Part) -> list[str]:
     settings, twinned = inputs.settings, inputs.twinned
     final, metric = settings.final_step, settings.metric
     reference = settings.reference_method
-    ref_file = score_file("post", reference, inputs.step(reference))
+    ref_file = score_file(POST, reference, inputs.step(reference))
     return [
         f"inputs: {metric} of {score_file('base', 'soft_prompt', final)} and {score_file('base', baseline, None)} "
         f"ranked against the post-trained ranking by the reference method {reference} ({ref_file}), "
@@ -47,7 +48,7 @@ def swap_draws(inputs: Inputs, method: str) -> np.ndarray:
     for task in inputs.tasks:
         reference = reference_examples(inputs, task)
         per_example = {
-            m: inputs.values("base", m, task, method, inputs.step(method), settings.metric) for m in inputs.twinned
+            m: inputs.values(BASE, m, task, method, inputs.step(method), settings.metric) for m in inputs.twinned
         }
         index = task_resamples(task, len(reference[inputs.twinned[0]]), settings.bootstrap, settings.seed)
         total = total + bootstrap_swap_distances(per_example, reference, index)
@@ -58,7 +59,7 @@ def swap_draws(inputs: Inputs, method: str) -> np.ndarray:
     3,
     "Soft-prompted base rankings predict post-trained rankings: smaller swap distance to the post-trained "
     "ranking than zero-shot and few-shot",
-    needs=("soft_prompt", "baselines"),
+    needs=(SOFT_PROMPT, "baselines"),
     sources=rankings_sources,
 )
 def claim_predicts_rankings(inputs: Inputs) -> list[Part]:
@@ -66,8 +67,8 @@ def claim_predicts_rankings(inputs: Inputs) -> list[Part]:
     if missing:
         return [missing]
     totals = inputs.swap[inputs.swap["task"] == ALL_TASKS].set_index("method")
-    sp_draws, parts = swap_draws(inputs, "soft_prompt"), []
-    sp = totals.loc["soft_prompt"]
+    sp_draws, parts = swap_draws(inputs, SOFT_PROMPT), []
+    sp = totals.loc[SOFT_PROMPT]
     for baseline in inputs.baselines():
         b = totals.loc[baseline]
         diff = bias_shifted_interval(float(sp["distance"] - b["distance"]), sp_draws - swap_draws(inputs, baseline))

@@ -20,6 +20,7 @@ from softeval.analysis.claims.verdicts import GREATER, Part, Test, greater
 from softeval.analysis.evidence import Interval, exact_upper, near_zero_share, percentile_interval
 from softeval.analysis.ranking import swap_distances_of_scores
 from softeval.analysis.tables import ALL_TASKS
+from softeval.names import BASE, POST, SOFT_PROMPT
 
 # A base model's unit "near zero": mean score below this (the paper's compressed zero-shot scores).
 NEAR_ZERO = 0.05
@@ -44,7 +45,7 @@ def near_zero_draws(inputs: Inputs, method: str) -> tuple[float, np.ndarray, np.
     binomial uncertainty (`evidence.near_zero_share`); the ranked models' (with a twin)."""
     settings = inputs.settings
     units = [(m, t) for t in inputs.tasks for m in inputs.twinned]
-    values = [inputs.values("base", m, t, method, inputs.step(method), settings.metric) for m, t in units]
+    values = [inputs.values(BASE, m, t, method, inputs.step(method), settings.metric) for m, t in units]
     return near_zero_share(values, NEAR_ZERO, settings.bootstrap, settings.seed, [t for _, t in units], method)
 
 
@@ -53,7 +54,7 @@ def near_zero_units(inputs: Inputs, method: str) -> list[str]:
     out = []
     for t in inputs.tasks:
         for m in inputs.twinned:
-            values = inputs.values("base", m, t, method, inputs.step(method), inputs.settings.metric)
+            values = inputs.values(BASE, m, t, method, inputs.step(method), inputs.settings.metric)
             if values.mean() < NEAR_ZERO:
                 k = round(float(values.sum()))
                 out.append(f"{m}/{t} {k}/{len(values)} (exact upper {exact_upper(k, len(values)):.3f})")
@@ -72,7 +73,7 @@ def random_tie_break_savings(inputs: Inputs, method: str) -> tuple[int, float, n
     for task in inputs.tasks:
         reference = reference_examples(inputs, task)
         base = np.array(
-            [inputs.values("base", m, task, method, inputs.step(method), settings.metric).mean() for m in models]
+            [inputs.values(BASE, m, task, method, inputs.step(method), settings.metric).mean() for m in models]
         )
         post = np.array([[reference[m].mean() for m in models]])
         gaps = np.diff(np.unique(base))
@@ -105,7 +106,7 @@ def compression_sources(inputs: Inputs, part: Part) -> list[str]:
             f"review: {review_line(twinned[0], inputs.tasks[0], baseline, None, flag='--not-strict')}",
         ]
     reference = settings.reference_method
-    ref_file = score_file("post", reference, inputs.step(reference))
+    ref_file = score_file(POST, reference, inputs.step(reference))
     return [
         f"inputs: mean {metric} of {score_file('base', baseline, None)} against the reference method "
         f"{reference} ({ref_file}), {over(twinned, inputs.tasks)}",
@@ -119,7 +120,7 @@ def compression_sources(inputs: Inputs, part: Part) -> list[str]:
     4,
     "Agreement under zero- and few-shot is largely an artifact of score compression: compressed scores leave "
     "the ranking to tie-breaks; soft prompting lifts scores so that rankings are decided by scores",
-    needs=("soft_prompt", "baselines"),
+    needs=(SOFT_PROMPT, "baselines"),
     sources=compression_sources,
 )
 def claim_score_compression(inputs: Inputs) -> list[Part]:
@@ -128,7 +129,7 @@ def claim_score_compression(inputs: Inputs) -> list[Part]:
         return [missing]
     totals = inputs.swap[inputs.swap["task"] == ALL_TASKS].set_index("method")
     metric = inputs.settings.metric
-    sp_share, sp_lower, sp_upper = near_zero_draws(inputs, "soft_prompt")
+    sp_share, sp_lower, sp_upper = near_zero_draws(inputs, SOFT_PROMPT)
     parts = []
     for baseline in inputs.baselines():
         share, lower, upper = near_zero_draws(inputs, baseline)

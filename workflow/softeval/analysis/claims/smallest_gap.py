@@ -17,6 +17,7 @@ from softeval.analysis.evidence import (
     paired_bootstrap,
     paired_counts,
 )
+from softeval.names import BASE, POST, SOFT_PROMPT
 
 
 def gap_sources(inputs: Inputs, part: Part) -> list[str]:
@@ -27,7 +28,7 @@ def gap_sources(inputs: Inputs, part: Part) -> list[str]:
         return []
     settings, twinned, name = inputs.settings, inputs.twinned, part.part
     final, metric = settings.final_step, settings.metric
-    roles = ["base"] if "(base models)" in name else ["post"] if "(post-trained" in name else ["base", "post"]
+    roles = [BASE] if "(base models)" in name else [POST] if "(post-trained" in name else [BASE, POST]
     files = " and ".join(
         f"{score_file(r, 'soft_prompt', final)} against {score_file(r, baseline, None)}" for r in roles
     )
@@ -42,7 +43,7 @@ def gap_sources(inputs: Inputs, part: Part) -> list[str]:
 @claim(
     5,
     "The score gap between base and post-trained models is smallest under soft prompting",
-    needs=("soft_prompt", "baselines"),
+    needs=(SOFT_PROMPT, "baselines"),
     sources=gap_sources,
 )
 def claim_smallest_gap(inputs: Inputs) -> list[Part]:
@@ -55,8 +56,8 @@ def claim_smallest_gap(inputs: Inputs) -> list[Part]:
         step = inputs.step(method)
         return [
             (
-                inputs.values("base", m, t, method, step, settings.metric),
-                inputs.values("post", m, t, method, step, settings.metric),
+                inputs.values(BASE, m, t, method, step, settings.metric),
+                inputs.values(POST, m, t, method, step, settings.metric),
             )
             for m, t in units
         ]
@@ -64,7 +65,7 @@ def claim_smallest_gap(inputs: Inputs) -> list[Part]:
     def differing(pairs: list) -> int:
         return sum(o != "within noise" for o in holm_outcomes([paired_counts(b, p) for b, p in pairs]))
 
-    sp = arrays("soft_prompt")
+    sp = arrays(SOFT_PROMPT)
     sp_gap = float(np.mean([abs(p.mean() - b.mean()) for b, p in sp]))
     for baseline in inputs.baselines():
         other = arrays(baseline)
@@ -90,7 +91,7 @@ def claim_smallest_gap(inputs: Inputs) -> list[Part]:
         )
         # a gap closed by pulling scores down is no evidence for the claim: the soft prompt's scores
         # must not be below the baseline's (non-inferiority), base and post-trained alike
-        for side, role in enumerate(("base", "post-trained")):  # (base, post) per unit
+        for side, role in enumerate((BASE, "post-trained")):  # (base, post) per unit
             scores = paired_bootstrap(
                 [(a[side], b[side]) for a, b in zip(sp, other, strict=True)],
                 None,

@@ -7,6 +7,7 @@ from __future__ import annotations
 from softeval import layout
 from softeval.analysis.claims.framework import LABEL
 from softeval.analysis.claims.verdicts import Part
+from softeval.names import BASE, SOFT_PROMPT
 from softeval.settings import AnalysisSettings
 
 # where claims.md says the per-example files are (the claims job's --scores-root)
@@ -16,7 +17,7 @@ METHOD_OF = {label: method for method, label in LABEL.items()}
 
 def score_file(role: str, method: str, step: int | None, model: str = "<model>", task: str = "<task>") -> str:
     """The per-example scores file of a unit, as claims.md names it."""
-    name = f"soft_prompt/step{step}" if method == "soft_prompt" else method
+    name = f"soft_prompt/step{step}" if method == SOFT_PROMPT else method
     return f"{SCORES}/{model}/{role}/{task}/{name}.jsonl"
 
 
@@ -25,14 +26,14 @@ def review_line(
     task: str,
     method: str,
     step: int | None,
-    role: str = "base",
+    role: str = BASE,
     vs: str | None = None,
     vs_step: int | None = None,
     metric: str | None = None,
     flag: str = "",
 ) -> str:
     """The `softeval review` command that shows the examples behind a comparison."""
-    words = ["softeval review", f"--model {model}"] + ([f"--role {role}"] if role != "base" else [])
+    words = ["softeval review", f"--model {model}"] + ([f"--role {role}"] if role != BASE else [])
     words += [f"--task {task}", f"--method {method}"] + ([f"--step {step}"] if step is not None else [])
     words += [f"--vs {vs}"] if vs else []
     words += [f"--vs-step {vs_step}"] if vs_step is not None else []

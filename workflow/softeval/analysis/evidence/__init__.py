@@ -25,7 +25,6 @@ from __future__ import annotations
 
 from softeval.analysis.evidence.bootstrap import (
     MetricReader,
-    Unit,
     absolute_gap_difference,
     bootstrap_mean,
     near_zero_share,
@@ -62,7 +61,6 @@ __all__ = [
     "Interval",
     "MetricReader",
     "Paired",
-    "Unit",
     "absolute_gap_difference",
     "bias_shifted_interval",
     "bootstrap_mean",

@@ -12,10 +12,11 @@ from scipy.stats import binom
 
 from softeval.analysis.evidence.intervals import Interval, percentile_interval
 from softeval.analysis.evidence.items import task_resamples
+from softeval.layout import UnitKey
 
-# (role, model, task, method, step) -> per-example metric values, in test order
-Unit = tuple[str, str, str, str, int | None]
-MetricReader = Callable[[Unit, str], np.ndarray]
+# a unit (softeval.layout.UnitKey: model, role, task, method, step) and a metric -> its per-example
+# values, in test order
+MetricReader = Callable[[UnitKey, str], np.ndarray]
 
 
 def _tasks_of(tasks: Sequence[str] | None, n_units: int) -> list[str]:

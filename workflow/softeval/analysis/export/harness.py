@@ -12,11 +12,9 @@ from typing import Any
 import pandas as pd
 
 from softeval.io import check_slug
-from softeval.layout import SOFT_PROMPT
 from softeval.layout import results_file_name as layout_results_file_name
+from softeval.names import BASE, SOFT_PROMPT
 
-METHODS = ("zero_shot", "few_shot", SOFT_PROMPT)
-ROLES = ("base", "post")
 HARNESS_PREFIXES = ("lm_eval", "options")
 NOT_AVAILABLE = "N/A"  # what the harness writes for a stderr it cannot compute
 STDERR_NOTE = (
@@ -31,7 +29,7 @@ KEY_NOTE = (
 )
 
 
-def results_file_name(model: str, role: str = "base") -> str:
+def results_file_name(model: str, role: str = BASE) -> str:
     """layout.results_file_name, the model's name checked first (it becomes a path)."""
     check_slug(model, "model")
     return layout_results_file_name(model, role)

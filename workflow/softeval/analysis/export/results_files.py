@@ -13,8 +13,6 @@ import softeval
 from softeval.analysis.aggregate import METRICS
 from softeval.analysis.export.harness import (
     KEY_NOTE,
-    METHODS,
-    ROLES,
     STDERR_NOTE,
     _add,
     _step,
@@ -25,7 +23,7 @@ from softeval.analysis.export.harness import (
     sanitize_model_name,
 )
 from softeval.io import atomic_write_json, check_slug, read_json
-from softeval.layout import SOFT_PROMPT
+from softeval.names import BASE, FEW_SHOT, METHODS, ROLES, SOFT_PROMPT
 from softeval.schema import InputError
 
 
@@ -85,7 +83,7 @@ def _model_record(config: Mapping[str, Any] | None, model: str, role: str) -> di
 def lm_eval_results(
     scores: pd.DataFrame,
     model: str,
-    role: str = "base",
+    role: str = BASE,
     *,
     task_meta: Mapping[str, Mapping[str, Any]] | None = None,
     config: Mapping[str, Any] | None = None,
@@ -148,7 +146,7 @@ def lm_eval_results(
                 metrics[metric] = None
             if "llm_judged" in row and not pd.isna(row["llm_judged"]):
                 judged[task][filter_] = float(row["llm_judged"])
-            shots = few_shot_k if method == "few_shot" else 0
+            shots = few_shot_k if method == FEW_SHOT else 0
             methods[filter_] = {"num_fewshot": shots} | (
                 {"soft_prompt_tokens": n_tokens, "step": step} if method == SOFT_PROMPT else {}
             )

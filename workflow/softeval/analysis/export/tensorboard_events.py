@@ -19,6 +19,7 @@ from softeval.analysis.export.tracking import (
     markdown_table,
 )
 from softeval.io import atomic_directory
+from softeval.names import BASE
 from softeval.schema import InputError
 
 
@@ -66,7 +67,7 @@ def export_tensorboard(
                 for metric in BOARD_METRICS:
                     if metric in row and _plain(row[metric]) is not None:
                         tag = f"leaderboard/{row['task']}/{metric}"
-                        writer(row["model"], "base").add_scalar(tag, float(row[metric]), global_step=0)
+                        writer(row["model"], BASE).add_scalar(tag, float(row[metric]), global_step=0)
             if leaderboard is not None:
                 caption = leaderboard.attrs.get("caption", "Leaderboard of base models")
                 writer("leaderboard").add_text(

@@ -12,7 +12,7 @@ import pandas as pd
 
 from softeval.analysis.aggregate import METRICS
 from softeval.analysis.export.harness import harness_columns
-from softeval.layout import SOFT_PROMPT
+from softeval.names import SOFT_PROMPT
 from softeval.schema import InputError
 
 TRACKING_HINT = 'pip install "softeval[tracking]" (tensorboard and wandb)'

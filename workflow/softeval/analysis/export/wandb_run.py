@@ -14,7 +14,7 @@ import pandas as pd
 
 import softeval
 from softeval.analysis.aggregate import METRICS
-from softeval.analysis.export.harness import METHODS, _step
+from softeval.analysis.export.harness import _step
 from softeval.analysis.export.tracking import (
     BOARD_METRICS,
     TRACKING_HINT,
@@ -23,7 +23,7 @@ from softeval.analysis.export.tracking import (
     _plain,
     _unit_values,
 )
-from softeval.layout import SOFT_PROMPT
+from softeval.names import METHODS, SOFT_PROMPT
 from softeval.schema import InputError
 
 

@@ -24,7 +24,7 @@ from softeval.analysis.leaderboard.units import (
 )
 from softeval.analysis.tables import ALL_TASKS
 from softeval.io import check_slug
-from softeval.layout import SOFT_PROMPT
+from softeval.names import BASE, SOFT_PROMPT, ZERO_SHOT
 from softeval.schema import InputError
 from softeval.settings import AnalysisSettings
 
@@ -38,7 +38,7 @@ def build_leaderboard(
     metric: str = "strict",
     method: str = SOFT_PROMPT,
     fallbacks: Sequence[str] = FALLBACKS,
-    knowledge_baseline: str = "zero_shot",
+    knowledge_baseline: str = ZERO_SHOT,
     bootstrap: int = 1000,
     seed: int = 0,
     loglik_root: Path | str | None = None,
@@ -60,7 +60,7 @@ def build_leaderboard(
     models = list(models) if models is not None else base_models(root)
     for model in models:
         check_slug(model, "model")
-        if not (root / model / "base").is_dir():
+        if not (root / model / BASE).is_dir():
             raise InputError(
                 f"{root / model / 'base'}: no scores of base model {model}; run the workflow for it, or leave it out"
             )
@@ -85,9 +85,9 @@ def build_leaderboard(
     for task in tasks:
         chosen = choose_method(units, models, task, preferred, final_step)
         used[task] = chosen
-        values[task] = {m: {k: units.values(m, "base", task, chosen, final_step, k) for k in METRICS} for m in models}
+        values[task] = {m: {k: units.values(m, BASE, task, chosen, final_step, k) for k in METRICS} for m in models}
         closed = task in closed_tasks or any(
-            row.get("knowledge_from") == "loglik" for row in units(models[0], "base", task, chosen, final_step)
+            row.get("knowledge_from") == "loglik" for row in units(models[0], BASE, task, chosen, final_step)
         )
         task_rows = _task_rows(units, models, task, chosen, closed, values[task], loglik, settings)
         per_task[task] = task_rows

@@ -26,6 +26,7 @@ from softeval.analysis.leaderboard.places import Place, place_models
 from softeval.analysis.leaderboard.units import METRICS, _step, _Units, method_label
 from softeval.analysis.tables import ALL_TASKS
 from softeval.layout import unit_path
+from softeval.names import BASE, POST
 
 FLAT, MOVED, NOT_SHOWN_FLAT, NOT_EVALUATED = "flat", "moved", "not shown flat", "n/a"
 FLAG_COLUMNS = (
@@ -146,29 +147,29 @@ def _task_rows(
             iv = bootstrap_mean([values[model][metric]], s.bootstrap, s.seed, [task])
             row[metric], row[f"{metric}_low"], row[f"{metric}_high"] = iv.estimate, iv.low, iv.high
         row |= _place_columns(places[model])
-        state, change = _knowledge_change(units, model, "base", task, method, s)
+        state, change = _knowledge_change(units, model, BASE, task, method, s)
         row["knowledge_vs_baseline"] = state
         row["knowledge_change"] = math.nan if change is None else change.estimate
         row["knowledge_change_low"] = math.nan if change is None else change.low
         row["knowledge_change_high"] = math.nan if change is None else change.high
-        post_state, post_change = _knowledge_change(units, model, "post", task, method, s)
+        post_state, post_change = _knowledge_change(units, model, POST, task, method, s)
         row["knowledge_vs_baseline_post"] = post_state
         row["knowledge_change_post"] = math.nan if post_change is None else post_change.estimate
         collapsed: bool | None = None
         row["choice_entropy"], row["choice_top"] = math.nan, ""
         if closed:
-            path = unit_path(loglik, model, "base", task, method, _step(method, s.final_step)) if loglik else None
+            path = unit_path(loglik, model, BASE, task, method, _step(method, s.final_step)) if loglik else None
             source, choices = "loglik", None
             if path is not None and path.is_file():
                 choices = loglik_choices(path)
             else:
-                source, choices = "response", response_choices(units(model, "base", task, method, s.final_step))
+                source, choices = "response", response_choices(units(model, BASE, task, method, s.final_step))
             if choices is not None:
                 spread = choice_spread(*choices)
                 row["choice_entropy"] = spread.entropy
                 row["choice_top"] = f"{spread.top_letter} {spread.top_share:.0%} ({source})"
                 collapsed = spread.entropy < COLLAPSE_ENTROPY
-        share, source = degenerate_share(units(model, "base", task, method, s.final_step))
+        share, source = degenerate_share(units(model, BASE, task, method, s.final_step))
         row["degenerate"], row["degenerate_source"] = share, source
         row["flag_format"] = bool(row["format"] < s.format_threshold)
         # a finding, not a lack of evidence: the interval wholly beyond the margin (a pilot run's

@@ -10,11 +10,12 @@ from pathlib import Path
 import numpy as np
 
 from softeval.io import read_jsonl
-from softeval.layout import SOFT_PROMPT, unit_path
+from softeval.layout import unit_path
+from softeval.names import BASE, FEW_SHOT, SOFT_PROMPT, ZERO_SHOT
 from softeval.schema import InputError
 
 METRICS = ("knowledge", "format", "strict")
-FALLBACKS = ("few_shot", "zero_shot")
+FALLBACKS = (FEW_SHOT, ZERO_SHOT)
 
 
 class _Units:
@@ -70,15 +71,15 @@ def base_models(scores_root: Path) -> list[str]:
 
 def tasks_of(scores_root: Path, models: Sequence[str]) -> list[str]:
     """Every task any of the models' base role was scored on."""
-    return sorted({p.name for m in models for p in (Path(scores_root) / m / "base").glob("*") if p.is_dir()})
+    return sorted({p.name for m in models for p in (Path(scores_root) / m / BASE).glob("*") if p.is_dir()})
 
 
 def choose_method(units: _Units, models: Sequence[str], task: str, preferred: Sequence[str], final_step: int) -> str:
     """The first of `preferred` evaluated for every model's base role on `task`."""
     for method in preferred:
-        if all(units.exists(m, "base", task, method, final_step) for m in models):
+        if all(units.exists(m, BASE, task, method, final_step) for m in models):
             return method
-    wanted = [str(units.path(m, "base", task, preferred[0], final_step)) for m in models]
+    wanted = [str(units.path(m, BASE, task, preferred[0], final_step)) for m in models]
     missing = [p for p in wanted if not Path(p).is_file()]
     raise InputError(
         f"task {task}: no method of {', '.join(preferred)} was scored for every base model "

@@ -12,7 +12,7 @@ from softeval.analysis.review.rule import FormatRule, format_rule
 from softeval.analysis.review.show import _gold_lines, _mean, unit_header, verdicts
 from softeval.analysis.review.units import METRICS, UnitData, _listed, load_unit, resolve_unit
 from softeval.analysis.unit_checks import paired
-from softeval.layout import SOFT_PROMPT
+from softeval.names import SOFT_PROMPT
 from softeval.schema import InputError
 
 

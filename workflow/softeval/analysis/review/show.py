@@ -12,7 +12,7 @@ from softeval.analysis.leaderboard import DEGENERATE_SHARE, degenerate_share
 from softeval.analysis.review.rule import FormatRule, format_rule
 from softeval.analysis.review.units import FILTERS, METRICS, UnitData, _listed, load_unit, resolve_unit
 from softeval.data.tasks import LETTERS
-from softeval.layout import SOFT_PROMPT
+from softeval.names import SOFT_PROMPT
 from softeval.schema import InputError
 
 STEP_ZERO = (

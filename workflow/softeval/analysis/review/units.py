@@ -12,7 +12,8 @@ import pandas as pd
 
 from softeval.analysis.aggregate import KEYS, load_summary
 from softeval.io import check_slug, read_jsonl
-from softeval.layout import GENERATIONS, LOGLIK, SCORES, SOFT_PROMPT, unit_folder, unit_path
+from softeval.layout import GENERATIONS, LOGLIK, SCORES, unit_folder, unit_path
+from softeval.names import SOFT_PROMPT
 from softeval.schema import InputError
 
 FILTERS = {
