@@ -19,7 +19,7 @@ from typing import Any
 
 from softeval.config import Source, check_config, checkpoint_problem, local_model_folder, namer
 from softeval.layout import world_file
-from softeval.names import BASE, POST
+from softeval.names import ROLES
 from softeval.plan import Plan
 from softeval.schema import InputError
 
@@ -141,7 +141,7 @@ def check_hub_models(config: dict[str, Any], where: Callable[[str], str], workdi
         return
     cache = hub_cache()
     for index, model in enumerate(config["models"]):
-        for role in (BASE, POST):
+        for role in ROLES:
             entry = model.get(role)
             if not isinstance(entry, dict) or "id" not in entry or local_model_folder(entry["id"], workdir):
                 continue

@@ -6,7 +6,7 @@ from pathlib import Path
 
 import matplotlib
 
-from softeval.names import BASE, FEW_SHOT, POST, SOFT_PROMPT, ZERO_SHOT
+from softeval.names import BASE, FEW_SHOT, ROLES, SOFT_PROMPT, ZERO_SHOT
 
 matplotlib.use("Agg")  # files only, no display
 import matplotlib.pyplot as plt
@@ -76,7 +76,7 @@ def method_scores(summary: pd.DataFrame, final_step: int, stem: Path) -> None:
     methods = methods_in(summary)
     fig, ax = plt.subplots(figsize=(5, 3))
     width = 0.38
-    for k, role in enumerate(r for r in (BASE, POST) if r in set(summary["role"])):
+    for k, role in enumerate(r for r in ROLES if r in set(summary["role"])):
         means = []
         for method in methods:
             rows = summary[(summary["role"] == role) & (summary["method"] == method)]

@@ -32,7 +32,7 @@ from softeval.analysis.ranking import (
     swap_distance_with_ties,
 )
 from softeval.layout import UnitKey
-from softeval.names import BASE, FEW_SHOT, POST, SOFT_PROMPT, ZERO_SHOT
+from softeval.names import BASE, FEW_SHOT, METHODS, POST, ROLES, SOFT_PROMPT, ZERO_SHOT
 from softeval.settings import AnalysisSettings
 
 BASELINES = (ZERO_SHOT, FEW_SHOT)
@@ -52,7 +52,7 @@ def scores_of(summary: pd.DataFrame, role: str, method: str, step: int | None, t
 
 
 def methods_in(summary: pd.DataFrame) -> list[str]:
-    return [m for m in (ZERO_SHOT, FEW_SHOT, SOFT_PROMPT) if m in set(summary["method"])]
+    return [m for m in METHODS if m in set(summary["method"])]
 
 
 def models_in(summary: pd.DataFrame, role: str | None = None) -> list[str]:
@@ -224,8 +224,7 @@ def score_gap_table(summary: pd.DataFrame, settings: AnalysisSettings) -> pd.Dat
     for method in methods_in(summary):
         step = _step(method, settings)
         scores = {
-            role: unit_rows(summary, role, method, step).set_index(["task", "model"])[settings.metric]
-            for role in (BASE, POST)
+            role: unit_rows(summary, role, method, step).set_index(["task", "model"])[settings.metric] for role in ROLES
         }
         frames.append(pd.DataFrame(scores).dropna().reset_index().assign(method=method))
     pairs = pd.concat(frames, ignore_index=True)
@@ -248,7 +247,7 @@ def score_gap_table(summary: pd.DataFrame, settings: AnalysisSettings) -> pd.Dat
 
 
 def _order(value: object) -> object:
-    order = {ZERO_SHOT: 0, FEW_SHOT: 1, SOFT_PROMPT: 2, ALL_TASKS: "~"}
+    order = {**{m: k for k, m in enumerate(METHODS)}, ALL_TASKS: "~"}
     return order.get(value, value)  # type: ignore[arg-type]
 
 

@@ -17,7 +17,7 @@ from softeval.config.sources import ConfigSources, Source, namer, read_override_
 from softeval.data.tasks import load_task, task_names
 from softeval.judges.factory import JUDGES
 from softeval.model_kinds import kind_of
-from softeval.names import BASE, FEW_SHOT, POST, SOFT_PROMPT, ZERO_SHOT
+from softeval.names import BASE, FEW_SHOT, ROLES, SOFT_PROMPT, ZERO_SHOT
 from softeval.schema import InputError, fill_defaults, load_schema, validate
 
 DOCS = "config/README.md"
@@ -130,7 +130,7 @@ def _check_model_entry(model: dict[str, Any], index: int, where: Callable[[str],
     """What the schema cannot say about a model entry's roles."""
     kind = kind_of(model)
     built = kind.name if kind.built_locally else None
-    for role in (BASE, POST):
+    for role in ROLES:
         given = model.get(role)
         entry = given if isinstance(given, dict) else {}  # post: false (base only) has no keys
         key = f"models[{index}].{role}.id"

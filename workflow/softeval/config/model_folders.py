@@ -11,7 +11,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from softeval.names import BASE, POST
+from softeval.names import ROLES
 from softeval.schema import InputError
 
 # What a job loads as a hub id (softeval.engine.models.HUB_ID); any other id is a local folder.
@@ -23,7 +23,7 @@ AGAIN = "copy or download the checkpoint again"
 def _check_model_ids(config: dict[str, Any], where: Callable[[str], str], workdir: Path) -> None:
     """Each checkpoint id: a local folder that holds a loadable model, or a valid hub id."""
     for index, model in enumerate(config["models"]):
-        for role in (BASE, POST):
+        for role in ROLES:
             entry = model.get(role)
             if not isinstance(entry, dict) or "id" not in entry:
                 continue

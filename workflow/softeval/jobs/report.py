@@ -61,6 +61,13 @@ def base_choice_reader(loglik_root: Path):
     return read
 
 
+def first_unit(summary: pd.DataFrame, task: str) -> UnitKey:
+    """The task's first unit in the summary: any unit of a task has its test items and kind."""
+    first = summary[summary["task"] == task].iloc[0]
+    step = None if pd.isna(first["step"]) else int(first["step"])
+    return UnitKey(first["model"], first["role"], task, first["method"], step)
+
+
 class UnitReader:
     """Per-example metric values of any unit, read once; every unit of a task must score the
     same test examples in the same order (the comparisons are paired)."""
@@ -93,18 +100,14 @@ class UnitReader:
         (evidence.declare_items)."""
         items = {}
         for task in sorted(set(summary["task"])):
-            first = summary[summary["task"] == task].iloc[0]
-            step = None if pd.isna(first["step"]) else int(first["step"])
-            items[task] = items_of(self.unit(UnitKey(first["model"], first["role"], task, first["method"], step)))
+            items[task] = items_of(self.unit(first_unit(summary, task)))
         return items
 
     def closed_tasks(self, summary: pd.DataFrame) -> set[str]:
         """Tasks whose knowledge is option likelihood (closed: multiple choice)."""
         closed = set()
         for task in sorted(set(summary["task"])):
-            first = summary[summary["task"] == task].iloc[0]
-            step = None if pd.isna(first["step"]) else int(first["step"])
-            rows = self.unit(UnitKey(first["model"], first["role"], task, first["method"], step))
+            rows = self.unit(first_unit(summary, task))
             if any(row.get("knowledge_from") == "loglik" for row in rows):
                 closed.add(task)
         return closed

@@ -8,7 +8,7 @@ from softeval.analysis.claims.framework import LABEL, Inputs, claim
 from softeval.analysis.claims.sources import baseline_of, bootstrap_text, over, review_line, score_file
 from softeval.analysis.claims.verdicts import GREATER, HOLDS, NOT_APPLICABLE, Part, Test, greater, less
 from softeval.analysis.evidence import SIGNIFICANCE, holm_outcomes, paired_bootstrap, paired_counts
-from softeval.names import BASE, POST, SOFT_PROMPT
+from softeval.names import BASE, POST, ROLES, SOFT_PROMPT
 
 
 def beats_sources(inputs: Inputs, part: Part) -> list[str]:
@@ -37,7 +37,7 @@ def beats_sources(inputs: Inputs, part: Part) -> list[str]:
 )
 def claim_beats_baselines(inputs: Inputs) -> list[Part]:
     settings, parts = inputs.settings, []
-    for role in (BASE, POST):
+    for role in ROLES:
         who = BASE if role == BASE else "post-trained"
         if role not in inputs.roles:
             parts.append(Part(2, f"{who} models", NOT_APPLICABLE, f"no {who} models in this run"))
