@@ -92,7 +92,7 @@ def test_bad_settings_are_one_line_naming_the_job_and_key(data, expected):
 
 
 def test_settings_are_frozen():
-    settings = AnalysisSettings(steps=(0, 4))
+    settings = AnalysisSettings(closed_tasks=(), steps=(0, 4))
     with pytest.raises(dataclasses.FrozenInstanceError):
         settings.steps = (8,)  # type: ignore[misc]
     assert (settings.first_step, settings.final_step) == (0, 4)
@@ -104,15 +104,15 @@ def test_settings_are_frozen():
         {
             "steps": st.lists(st.integers(0, 10_000), min_size=1, unique=True).map(sorted),
             "seed": st.integers(0, 2**31),
+            "closed_tasks": st.lists(st.sampled_from(["mmlu", "world_choice"]), unique=True),
         },
         optional={
             "reference_method": st.sampled_from(["zero_shot", "few_shot", "soft_prompt"]),
             "bootstrap": st.integers(1, 10_000),
-            "closed_tasks": st.lists(st.sampled_from(["mmlu", "world_choice"]), unique=True),
         },
     )
 )
 def test_any_valid_analysis_json_parses_and_records_itself(data):
     settings = AnalysisSettings.parse(data, "tables")
     assert settings.to_json() == data
-    assert settings.closed_tasks == tuple(data.get("closed_tasks", ()))
+    assert settings.closed_tasks == tuple(data["closed_tasks"])

@@ -317,7 +317,7 @@ def test_the_reviewing_table_names_fields_the_run_has(places):
     columns = {
         "leaderboard.csv": ["vs_above", "diff_above", "diff_above_low", "diff_above_high", "tied_with"],
         "unit_checks.csv": ["p_knowledge_change", "vs_zero_shot", "choice_top", "choice_collapsed"],
-        "claims.csv": ["estimate", "ci_low", "ci_high", "verdict"],
+        "claims.csv": ["estimate", "ci_low", "ci_high", "verdict", "caveat"],
     }
     for name, wanted in columns.items():
         have = set(pd.read_csv(tables / name).columns)

@@ -16,6 +16,7 @@ from softeval.layout import (
     LOGLIK,
     SCORES,
     SPLITS,
+    SWAP_DRAWS_TABLE,
     data_file,
     data_meta,
     figure_file,

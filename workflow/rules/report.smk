@@ -41,6 +41,7 @@ rule tables:
             for name in PUBLICATION_TABLES
             for ext in ("csv", "md", "tex")
         ],
+        draws=table_file(SWAP_DRAWS_TABLE, "parquet"),
     params:
         settings=PLAN.analysis_settings(),
         scores_root=results_folder(SCORES),
@@ -88,6 +89,7 @@ rule claims:
     input:
         summary=table_file("scores", "parquet"),
         swap=table_file("swap_distance", "csv"),
+        swap_draws=table_file(SWAP_DRAWS_TABLE, "parquet"),
         scores=PLAN.all_scores(),
         choices=PLAN.base_choice_files(),
         published=PUBLISHED,
@@ -108,7 +110,8 @@ rule claims:
     conda:
         "../../envs/softeval.yaml"
     shell:
-        "python -m softeval claims --summary {input.summary} --swap {input.swap} --scores-root {params.scores_root} "
+        "python -m softeval claims --summary {input.summary} --swap {input.swap} --swap-draws {input.swap_draws} "
+        "--scores-root {params.scores_root} "
         "--loglik-root {params.loglik_root} --settings {params.settings:q} --out {params.stem} "
         "{params.published} 2> {log}"
 

@@ -92,6 +92,11 @@ def gguf_model_dir(model: str = "{model}") -> str:
     return f"{RESULTS}/gguf/{model}"
 
 
+# The swap-distance bootstrap's draws (analysis.tables.write_swap_draws): written by the tables job
+# beside the swap table, read by the claims job, so that the bootstrap runs once.
+SWAP_DRAWS_TABLE = "swap_distance_draws"
+
+
 def table_file(name: str, ext: str) -> str:
     """results/tables/<name>.<ext>: a table (scores, the publication tables, claims, timings, ...)."""
     return f"{RESULTS}/tables/{name}.{ext}"

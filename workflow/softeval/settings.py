@@ -261,7 +261,7 @@ class AnalysisSettings(JobSettings):
     reference_method: Literal[ZERO_SHOT, FEW_SHOT, SOFT_PROMPT]
     bootstrap: int
     seed: int
-    closed_tasks: tuple[str, ...] = ()
+    closed_tasks: tuple[str, ...]  # the Plan's tasks scored by option likelihood (multiple choice)
     metric: Literal["strict", "knowledge", "format"] = "strict"
 
     @property

@@ -18,6 +18,7 @@ from softeval.analysis.tables import (
     ALL_TASKS,
     consensus_table,
     knowledge_format_table,
+    read_swap_draws,
     score_gap_table,
     swap_distance_table,
 )
@@ -41,7 +42,7 @@ STRICT = {
     ("post", "soft_prompt", 4): {"a": 1.0, "b": 0.7, "c": 0.5},
 }
 N = 10
-SETTINGS = AnalysisSettings(steps=(0, 4), bootstrap=200, seed=0)
+SETTINGS = AnalysisSettings(closed_tasks=(), steps=(0, 4), bootstrap=200, seed=0)
 
 
 @pytest.fixture(scope="module")
@@ -138,9 +139,7 @@ def test_claims_are_computed(results):
     summary = summary_of(results)
     swap = swap_distance_table(summary, per_example_reader(results / "scores", summary, "strict"), SETTINGS)
     reader = UnitReader(results / "scores")
-    inputs = Inputs(
-        summary=summary, swap=swap, read=reader, closed_tasks=reader.closed_tasks(summary), settings=SETTINGS
-    )
+    inputs = Inputs(summary=summary, swap=swap, read=reader, closed_tasks=set(), settings=SETTINGS)
     parts = check_claims(inputs)
     verdicts = claim_verdicts(parts)
     assert verdicts[3] == "holds"  # 0 swaps against 6 (zero- and few-shot), 10 examples per unit
@@ -151,11 +150,10 @@ def test_claims_are_computed(results):
     )
     # knowledge is the strict score plus the last example: it moves with the strict score from step 0 to 4
     assert verdicts[1] == "refuted"
-    assert reader.closed_tasks(summary) == set()
 
 
 def test_table_figure_and_claim_jobs_write_every_file(results, tmp_path):
-    settings = AnalysisSettings(steps=(0, 4), reference_method="zero_shot", bootstrap=100, seed=0)
+    settings = AnalysisSettings(closed_tasks=(), steps=(0, 4), reference_method="zero_shot", bootstrap=100, seed=0)
     summary = results / "tables" / "scores.parquet"
     run_tables(
         summary_path=summary,
@@ -192,12 +190,31 @@ def test_table_figure_and_claim_jobs_write_every_file(results, tmp_path):
     run_claims(
         summary_path=summary,
         swap_csv=tmp_path / "swap_distance.csv",
+        swap_draws=tmp_path / "swap_distance_draws.parquet",
         scores_root=results / "scores",
         loglik_root=results / "loglik",
         settings=settings,
         out_stem=tmp_path / "claims",
     )
     text = (tmp_path / "claims.md").read_text()
+    # claim 3 read the tables job's bootstrap draws; computed again from the per-example files they agree
+    draws = read_swap_draws(tmp_path / "swap_distance_draws.parquet")
+    assert sorted(draws) == [(t, m) for t in ("t1", "t2") for m in ("few_shot", "soft_prompt", "zero_shot")]
+    assert all(len(d) == settings.bootstrap for d in draws.values())
+    reader = UnitReader(results / "scores")
+    fresh = Inputs(
+        summary=summary_of(results), swap=pd.read_csv(tmp_path / "swap_distance.csv"), read=reader,
+        closed_tasks=set(), settings=settings, items=reader.items(summary_of(results)),
+    )  # fmt: skip
+    written = pd.read_csv(tmp_path / "claims.csv")
+    recomputed = check_claims(fresh)
+    for frame in (written, recomputed):
+        assert len(frame[frame["claim"] == 3]) == 2
+    three = [
+        f[f["claim"] == 3][["part", "estimate", "ci_low", "ci_high"]].reset_index(drop=True)
+        for f in (written, recomputed)
+    ]
+    pd.testing.assert_frame_equal(three[0], three[1].round(4), check_dtype=False)
     assert "## 3. Soft-prompted base rankings predict post-trained rankings — holds" in text
     assert "to the zoo's true knowledge ranking: soft prompt 0, zero-shot 6" in text
     assert "true knowledge ranking" in text and "## 4." in text and "## 5." in text
@@ -209,7 +226,7 @@ def test_table_job_names_the_score_files_whose_examples_differ(results, tmp_path
     for model in ("a", "b", "c"):  # every model's zero-shot file loses its first example
         path = copy / "scores" / model / "base" / "t1" / "zero_shot.jsonl"
         path.write_text("".join(path.read_text().splitlines(keepends=True)[1:]))
-    settings = AnalysisSettings(steps=(0, 4), reference_method="zero_shot", bootstrap=10, seed=0)
+    settings = AnalysisSettings(closed_tasks=(), steps=(0, 4), reference_method="zero_shot", bootstrap=10, seed=0)
     zero_shot = copy / "scores" / "a" / "base" / "t1" / "zero_shot.jsonl"
     step4 = copy / "scores" / "a" / "base" / "t1" / "soft_prompt" / "step4.jsonl"
     with pytest.raises(InputError, match=re.escape(f"{zero_shot} and {step4} score different test examples")):
@@ -354,7 +371,7 @@ def test_without_two_twins_the_ranking_comparison_is_not_applicable(results, tmp
 
 def test_report_jobs_run_on_models_without_a_post_trained_twin(results, tmp_path):
     solo = without_post(results, tmp_path, "b", "c")
-    settings = AnalysisSettings(steps=(0, 4), reference_method="zero_shot", bootstrap=100, seed=0)
+    settings = AnalysisSettings(closed_tasks=(), steps=(0, 4), reference_method="zero_shot", bootstrap=100, seed=0)
     summary = solo / "tables" / "scores.parquet"
     out = tmp_path / "tables"
     run_tables(
@@ -387,6 +404,7 @@ def test_report_jobs_run_on_models_without_a_post_trained_twin(results, tmp_path
     run_claims(
         summary_path=summary,
         swap_csv=out / "swap_distance.csv",
+        swap_draws=out / "swap_distance_draws.parquet",
         scores_root=solo / "scores",
         loglik_root=solo / "loglik",
         settings=settings,

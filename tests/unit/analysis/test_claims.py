@@ -18,6 +18,7 @@ from softeval.analysis.claims import (
     check_claims,
     claim_verdicts,
     combine,
+    display_verdict,
     greater,
     less,
     tie_dependence,
@@ -29,7 +30,7 @@ from softeval.analysis.tables import swap_distance_table
 from softeval.settings import AnalysisSettings
 
 N = 60
-SETTINGS = AnalysisSettings(steps=(0, 8), bootstrap=300, seed=0)
+SETTINGS = AnalysisSettings(closed_tasks=(), steps=(0, 8), bootstrap=300, seed=0)
 UNITS = [("zero_shot", None), ("few_shot", None), ("soft_prompt", 0), ("soft_prompt", 8)]
 
 
@@ -100,7 +101,7 @@ def parts_of(inputs: Inputs) -> pd.DataFrame:
 def verdict(parts: pd.DataFrame, claim: int, part: str) -> str:
     row = parts[(parts["claim"] == claim) & (parts["part"] == part)]
     assert len(row) == 1, parts[["claim", "part"]].to_string()
-    return row["verdict"].iloc[0]
+    return display_verdict(row["verdict"].iloc[0], row["caveat"].iloc[0])  # the caveat: its own column
 
 
 def test_verdict_rules():
@@ -398,7 +399,7 @@ def test_a_mixed_set_computes_the_post_trained_parts_over_the_models_with_a_twin
     parts = parts_of(inputs)
     no_twin = parts[parts["part"] == "models without a post-trained twin"]
     assert no_twin["claim"].tolist() == [2, 3, 4, 5]
-    assert set(no_twin["verdict"]) == {"not applicable (scope note)"}  # not a part of the claim: no block
+    assert set(no_twin["verdict"]) == {NOT_APPLICABLE} and set(no_twin["caveat"]) == {"scope note"}  # no block
     assert set(no_twin["evidence"]) == {"no post-trained twin: c"}
     base = parts[parts["part"] == "base models vs zero-shot"].iloc[0]
     # (35 + 5 + 0) / 60 per task over a, b and c's 6 units; a and b, c: 3 x 2 units
@@ -455,12 +456,38 @@ def test_knowledge_flat_counts_the_units_that_moved_either_way():
     assert "pooled" in evidence and "1 of 3 units moved significantly (1 down, 0 up" in evidence
 
 
+def test_a_caveat_is_a_column_of_its_own_and_the_verdicts_read_no_display_text(tmp_path):
+    """claims.csv keeps the verdict a word of VERDICTS and its caveat apart; claims.md prints them
+    together; a table written before the caveat column (verdict 'not shown (why)') reads the same."""
+    from softeval.analysis.claims import VERDICTS, Part
+
+    parts = pd.DataFrame(
+        [
+            Part(1, "a", NOT_SHOWN, "e", caveat="refuted alone (step 0), not after Holm").row(),
+            Part(1, "b", HOLDS, "e").row(),
+            Part(2, "c", NOT_APPLICABLE, "e", caveat="scope note").row(),
+            Part(2, "d", HOLDS, "e").row(),
+        ]
+    )
+    write_claims(parts, tmp_path / "claims")
+    table = pd.read_csv(tmp_path / "claims.csv", keep_default_na=False)
+    assert set(table["verdict"]) <= set(VERDICTS)
+    assert list(table["caveat"]) == ["refuted alone (step 0), not after Holm", "", "scope note", ""]
+    assert claim_verdicts(table) == {1: NOT_SHOWN, 2: HOLDS}  # the scope note is no part
+    assert "- **a** — not shown (refuted alone (step 0), not after Holm). e." in (tmp_path / "claims.md").read_text()
+    legacy = table.assign(
+        verdict=[display_verdict(v, c) for v, c in zip(table["verdict"], table["caveat"], strict=True)]
+    )
+    assert claim_verdicts(legacy.drop(columns="caveat")) == {1: NOT_SHOWN, 2: HOLDS}
+
+
 def test_claims_md_says_when_a_verdict_is_outside_the_published_record(tmp_path):
     world = World()
     parts = parts_of(world.inputs())
     verdicts = claim_verdicts(parts)
     other = next(v for v in (HOLDS, REFUTED) if v != verdicts[2])
-    published = ("config/published/x.yaml", {2: f"{other} in 5 of 5 published runs", 1: f"{verdicts[1]} in 5 of 5"})
+    runs = [f"seed {k}" for k in range(5)]
+    published = ("config/published/x.yaml", {2: dict.fromkeys(runs, other), 1: dict.fromkeys(runs, verdicts[1])})
     write_claims(parts, tmp_path / "claims", published=published)
     text = (tmp_path / "claims.md").read_text()
     section = text.split("## 2.")[1].split("## 3.")[0]

@@ -82,7 +82,7 @@ def test_equivalence_and_the_shifted_interval():
     assert iv.high == pytest.approx(np.percentile(draws, 97.5) - 1.4)
 
 
-SETTINGS = AnalysisSettings(steps=(0, 4), bootstrap=400, seed=0)
+SETTINGS = AnalysisSettings(closed_tasks=(), steps=(0, 4), bootstrap=400, seed=0)
 
 
 def test_a_large_change_that_is_not_significant_is_not_flat():
@@ -140,7 +140,9 @@ def test_tau_average_is_undefined_where_a_task_is():
     def per_example(role, task, method, step):
         return {m: arrays[(role, task, method, m)] for m in "abc"}
 
-    table = swap_distance_table(summary, per_example, AnalysisSettings(steps=(0, 4), bootstrap=50, seed=0))
+    table = swap_distance_table(
+        summary, per_example, AnalysisSettings(closed_tasks=(), steps=(0, 4), bootstrap=50, seed=0)
+    )
     by_task = table.set_index("task")
     assert math.isnan(by_task.loc["t1", "kendall_tau_b"]) and by_task.loc["t2", "kendall_tau_b"] == pytest.approx(1.0)
     assert math.isnan(by_task.loc["all tasks", "kendall_tau_b"])

@@ -19,7 +19,7 @@ from softeval.jobs.tables import run_tables
 from softeval.settings import AnalysisSettings
 
 N = 30
-SETTINGS = AnalysisSettings(steps=(0, 4, 8), reference_method="zero_shot", bootstrap=100, seed=0)
+SETTINGS = AnalysisSettings(closed_tasks=(), steps=(0, 4, 8), reference_method="zero_shot", bootstrap=100, seed=0)
 UNITS = [("zero_shot", None), ("few_shot", None), ("soft_prompt", 0), ("soft_prompt", 4), ("soft_prompt", 8)]
 
 
@@ -72,6 +72,7 @@ def results(tmp_path_factory) -> Path:
     run_claims(
         summary_path=tables / "scores.parquet",
         swap_csv=tables / "swap_distance.csv",
+        swap_draws=tables / "swap_distance_draws.parquet",
         scores_root=root / "scores",
         loglik_root=root / "loglik",
         settings=SETTINGS,

@@ -409,7 +409,7 @@ def test_bad_inputs_are_named(tmp_path):
 def test_from_settings_and_written_files(tmp_path):
     write_model(tmp_path, "formatter", "t", strict=ones(60), knowledge=ones(60))
     write_model(tmp_path, "knower", "t", strict=ones(20), knowledge=ones(90))
-    settings = AnalysisSettings(steps=(0, STEP), bootstrap=BOOT, seed=0, metric="knowledge")
+    settings = AnalysisSettings(closed_tasks=(), steps=(0, STEP), bootstrap=BOOT, seed=0, metric="knowledge")
     table = leaderboard_from_settings(tmp_path / "scores", settings)
     assert list(table[table["task"] == ALL_TASKS]["model"]) == ["knower", "formatter"]
     write_leaderboard(table, tmp_path / "tables" / "leaderboard")

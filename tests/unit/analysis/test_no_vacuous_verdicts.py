@@ -136,7 +136,9 @@ def null_verdicts(shape, run: int, bootstrap: int = 1000) -> dict[int, str]:
                 for method, step in (("zero_shot", None), ("few_shot", None), ("soft_prompt", 80)):
                     right = rng.random(p.shape) < p
                     world.set(role, model, task, method, step, strict=right, knowledge=right, format=np.ones_like(p))
-    settings = AnalysisSettings(steps=(0, 80), reference_method="zero_shot", bootstrap=bootstrap, seed=run)
+    settings = AnalysisSettings(
+        closed_tasks=(), steps=(0, 80), reference_method="zero_shot", bootstrap=bootstrap, seed=run
+    )
     inputs = Inputs(
         summary=world.summary(),
         swap=pd.DataFrame(),  # claims 2 and 5 rank nothing
@@ -256,6 +258,8 @@ def test_unit_checks_read_flat_at_ninety_percent():
             for i, k in enumerate(known)
         ]
 
-    row = unit_checks(["m"], ["t"], [], read, AnalysisSettings(steps=(0, 4), bootstrap=4000, seed=0)).iloc[0]
+    row = unit_checks(
+        ["m"], ["t"], [], read, AnalysisSettings(closed_tasks=(), steps=(0, 4), bootstrap=4000, seed=0)
+    ).iloc[0]
     assert bool(row["knowledge_flat_ok"])
     assert row["knowledge_change_low"] >= -KNOWLEDGE_FLAT and row["knowledge_change_high"] <= KNOWLEDGE_FLAT

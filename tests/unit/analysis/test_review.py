@@ -290,7 +290,7 @@ def test_flips_between_two_steps_with_mcnemar(results, capsys):
 def test_flips_match_unit_checks(results):
     """The knowledge change from step 0 to 80 and the strict split against zero-shot: the same
     counts and exact McNemar p-values as the unit_checks table."""
-    settings = AnalysisSettings(steps=STEPS, reference_method="zero_shot", bootstrap=50, seed=0)
+    settings = AnalysisSettings(closed_tasks=(), steps=STEPS, reference_method="zero_shot", bootstrap=50, seed=0)
 
     def read(model, task, method, step):
         return load_unit(results, resolve_unit(results, model, "base", task, method, step)).scores

@@ -15,6 +15,7 @@ model has a twin the tables are as they always were (no note column).
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
+from pathlib import Path
 
 import numpy as np
 import pandas as pd
@@ -31,8 +32,10 @@ from softeval.analysis.ranking import (
     swap_distance,
     swap_distance_with_ties,
 )
+from softeval.io import atomic_file
 from softeval.layout import UnitKey
 from softeval.names import BASE, FEW_SHOT, METHODS, POST, ROLES, SOFT_PROMPT, ZERO_SHOT
+from softeval.schema import InputError
 from softeval.settings import AnalysisSettings
 
 BASELINES = (ZERO_SHOT, FEW_SHOT)
@@ -120,13 +123,70 @@ def _not_applicable_rows(summary: pd.DataFrame, columns: tuple[str, ...], note: 
 
 
 PerExample = Callable[[str, str, str, int | None], Mapping[str, np.ndarray]]
+# (task, method) -> bootstrap draws of the base ranking's swap distance to the post-trained ranking
+SwapDraws = dict[tuple[str, str], np.ndarray]
+SWAP_DRAW_COLUMNS = ("task", "method", "draw", "distance")  # the draws' file (write_swap_draws)
+
+
+def swap_draws(summary: pd.DataFrame, per_example: PerExample, settings: AnalysisSettings) -> SwapDraws:
+    """The swap-distance bootstrap, computed once a run: per task and method, the distance between
+    the base ranking and the post-trained ranking (reference method) over the task's resamples
+    (evidence.task_resamples), both sides resampled alike, as both would change on another test
+    set. The swap table's intervals and claim 3's differences read these draws (the tables job
+    writes them: write_swap_draws). Empty where no ranking is compared."""
+    if ranking_not_applicable(summary):
+        return {}
+    ranked = twinned_models(summary)
+    reference_step = _step(settings.reference_method, settings)
+    draws: SwapDraws = {}
+    for task in sorted(set(summary["task"])):
+        reference = per_example(POST, task, settings.reference_method, reference_step)
+        reference = {m: reference[m] for m in ranked}
+        index = task_resamples(task, len(reference[ranked[0]]), settings.bootstrap, settings.seed)
+        for method in methods_in(summary):
+            base = per_example(BASE, task, method, _step(method, settings))
+            draws[(task, method)] = bootstrap_swap_distances({m: base[m] for m in ranked}, reference, index)
+    return draws
+
+
+def summed_swap_draws(draws: SwapDraws, method: str) -> np.ndarray:
+    """A method's draws of the swap distance summed over tasks (tasks in name order)."""
+    return np.sum([draws[key] for key in sorted(draws) if key[1] == method], axis=0)
+
+
+def write_swap_draws(draws: SwapDraws, path: Path) -> None:
+    """The draws as a long table (task, method, draw, distance) in Parquet."""
+    parts = [
+        pd.DataFrame({"task": task, "method": method, "draw": np.arange(len(d)), "distance": d})
+        for (task, method), d in sorted(draws.items())
+    ]
+    table = pd.concat(parts, ignore_index=True) if parts else pd.DataFrame(columns=SWAP_DRAW_COLUMNS)
+    with atomic_file(path) as tmp:
+        table.to_parquet(tmp, index=False)
+
+
+def read_swap_draws(path: Path) -> SwapDraws:
+    """write_swap_draws' table back as draws (in draw order)."""
+    table = pd.read_parquet(path)
+    if list(table.columns) != list(SWAP_DRAW_COLUMNS):
+        wanted = list(SWAP_DRAW_COLUMNS)
+        raise InputError(f"{path}: columns {list(table.columns)}, not {wanted}; rerun `softeval tables` to write it")
+    return {
+        (str(task), str(method)): group.sort_values("draw")["distance"].to_numpy()
+        for (task, method), group in table.groupby(["task", "method"], sort=True)
+    }
 
 
 def swap_distance_table(
-    summary: pd.DataFrame, per_example: PerExample, settings: AnalysisSettings, truth: Mapping[str, float] | None = None
+    summary: pd.DataFrame,
+    per_example: PerExample,
+    settings: AnalysisSettings,
+    truth: Mapping[str, float] | None = None,
+    draws: SwapDraws | None = None,
 ) -> pd.DataFrame:
     """One row per task and method (and per method summed over tasks): how far the base
-    ranking is from the post-trained ranking, with tie range, correlations, bootstrap CI.
+    ranking is from the post-trained ranking, with tie range, correlations, bootstrap CI
+    (from `draws`, swap_draws' for this run; computed here when not given).
 
     Both rankings order the models with a post-trained twin (the others are named in a `note`
     column); with fewer than two of them every row is not applicable, with the reason."""
@@ -135,13 +195,13 @@ def swap_distance_table(
         columns = ("base_ranking", "post_ranking", *SWAP_COLUMNS) + (("truth_distance",) if truth is not None else ())
         return _not_applicable_rows(summary, columns, missing)
     ranked = twinned_models(summary)
+    draws = swap_draws(summary, per_example, settings) if draws is None else draws
 
-    def only_ranked(table: Mapping[str, float | np.ndarray]) -> dict:
+    def only_ranked(table: Mapping[str, float]) -> dict:
         return {m: table[m] for m in ranked}
 
     truth = None if truth is None else only_ranked(truth)
     rows = []
-    draws: dict[str, np.ndarray] = {}
     for task in sorted(set(summary["task"])):
         reference = only_ranked(
             scores_of(
@@ -154,20 +214,11 @@ def swap_distance_table(
             )
         )
         reference_ranking = rank_by_score(reference)
-        reference_examples = only_ranked(
-            per_example(POST, task, settings.reference_method, _step(settings.reference_method, settings))
-        )
-        n_examples = len(next(iter(reference_examples.values())))
-        index = task_resamples(task, n_examples, settings.bootstrap, settings.seed)
         for method in methods_in(summary):
             step = _step(method, settings)
             base = only_ranked(scores_of(summary, BASE, method, step, task, settings.metric))
             ties = swap_distance_with_ties(base, reference)
-            boot = bootstrap_swap_distances(
-                only_ranked(per_example(BASE, task, method, step)), reference_examples, index
-            )
-            draws[method] = draws.get(method, 0) + boot
-            interval = bias_shifted_interval(ties.alphabetical, boot)
+            interval = bias_shifted_interval(ties.alphabetical, draws[(task, method)])
             row = {
                 "task": task,
                 "method": method,
@@ -190,6 +241,7 @@ def swap_distance_table(
     totals = []
     for method in methods_in(summary):
         part = table[table["method"] == method]
+        total_interval = bias_shifted_interval(int(part["distance"].sum()), summed_swap_draws(draws, method))
         total = {
             "task": ALL_TASKS,
             "method": method,
@@ -197,8 +249,8 @@ def swap_distance_table(
             "distance_min": int(part["distance_min"].sum()),
             "distance_max": int(part["distance_max"].sum()),
             "normalized": float(part["normalized"].mean()),
-            "ci_low": max(0.0, bias_shifted_interval(int(part["distance"].sum()), draws[method]).low),
-            "ci_high": bias_shifted_interval(int(part["distance"].sum()), draws[method]).high,
+            "ci_low": max(0.0, total_interval.low),
+            "ci_high": total_interval.high,
             # an average over tasks is undefined where a task's is (a constant table has no order)
             "kendall_tau_b": float(part["kendall_tau_b"].mean(skipna=False)),
             "spearman_rho": float(part["spearman_rho"].mean(skipna=False)),

@@ -17,7 +17,6 @@ ranges are recomputed, not trusted; `softeval publish-ranges` writes it from run
 from __future__ import annotations
 
 import math
-from collections import Counter
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -27,7 +26,7 @@ import pandas as pd
 import yaml
 from scipy import stats
 
-from softeval.analysis.claims.verdicts import claim_verdicts
+from softeval.analysis.claims.verdicts import claim_verdicts, stability
 from softeval.analysis.manifest import sha256
 from softeval.analysis.tables import ALL_TASKS
 from softeval.io import atomic_write_text, read_utf8
@@ -209,13 +208,6 @@ class Row:
     @property
     def mark(self) -> str:
         return {True: "yes", False: "**no**", None: "n/a"}[self.inside]
-
-
-def stability(verdicts: dict[str, str], noun: str = "runs") -> str:
-    """'not shown in 5 of 5 runs', or each verdict's count when the runs disagree."""
-    counts = Counter(verdicts.values())
-    n = len(verdicts)
-    return "; ".join(f"{v} in {c} of {n} {noun}" for v, c in counts.most_common())
 
 
 def verify(results: Path, record: dict[str, Any]) -> list[Row]:

@@ -11,8 +11,8 @@ import pandas as pd
 from softeval.analysis.aggregate import load_summary, pilot_note
 from softeval.analysis.claims.framework import Inputs, check_claims
 from softeval.analysis.claims.writer import write_claims
+from softeval.analysis.tables import read_swap_draws
 from softeval.analysis.verify import read_record
-from softeval.analysis.verify import stability as stability_of
 from softeval.jobs.arguments import add_analysis
 from softeval.jobs.report import UnitReader, base_choice_reader
 from softeval.settings import AnalysisSettings
@@ -21,6 +21,9 @@ from softeval.settings import AnalysisSettings
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     add_analysis(parser, scores=True)
     parser.add_argument("--swap", required=True, help="results/tables/swap_distance.csv")
+    parser.add_argument(
+        "--swap-draws", required=True, help="results/tables/swap_distance_draws.parquet (the tables job's bootstrap)"
+    )
     parser.add_argument("--out", required=True, help="output stem: writes <out>.csv, .md, .tex")
     parser.add_argument("--published", help="a published record: its runs' verdicts are quoted in claims.md")
 
@@ -29,6 +32,7 @@ def run(args: argparse.Namespace) -> None:
     run_claims(
         summary_path=Path(args.summary),
         swap_csv=Path(args.swap),
+        swap_draws=Path(args.swap_draws),
         scores_root=Path(args.scores_root),
         loglik_root=Path(args.loglik_root),
         settings=AnalysisSettings.parse(args.settings, "claims"),
@@ -41,6 +45,7 @@ def run_claims(
     *,
     summary_path: Path,
     swap_csv: Path,
+    swap_draws: Path,
     scores_root: Path,
     loglik_root: Path,
     settings: AnalysisSettings,
@@ -55,16 +60,14 @@ def run_claims(
         summary=summary,
         swap=pd.read_csv(swap_csv),
         read=reader,
-        closed_tasks=reader.closed_tasks(summary),
+        closed_tasks=set(settings.closed_tasks),  # the Plan's, not rediscovered from score rows
         items=reader.items(summary),
         settings=settings,
         choices=base_choice_reader(loglik_root),
+        swap_draws=read_swap_draws(swap_draws),  # the tables job's: the bootstrap runs once
     )
     stability = None
     if published is not None:
         record = read_record(published)
-        stability = (
-            published.as_posix(),
-            {int(claim): stability_of(runs, "published runs") for claim, runs in record["verdicts"].items()},
-        )
+        stability = (published.as_posix(), {int(claim): runs for claim, runs in record["verdicts"].items()})
     write_claims(check_claims(inputs), out_stem, pilot_note(summary), inputs.swap, stability)

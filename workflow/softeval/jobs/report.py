@@ -102,12 +102,3 @@ class UnitReader:
         for task in sorted(set(summary["task"])):
             items[task] = items_of(self.unit(first_unit(summary, task)))
         return items
-
-    def closed_tasks(self, summary: pd.DataFrame) -> set[str]:
-        """Tasks whose knowledge is option likelihood (closed: multiple choice)."""
-        closed = set()
-        for task in sorted(set(summary["task"])):
-            rows = self.unit(first_unit(summary, task))
-            if any(row.get("knowledge_from") == "loglik" for row in rows):
-                closed.add(task)
-        return closed

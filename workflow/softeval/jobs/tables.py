@@ -16,17 +16,20 @@ from softeval.analysis.leaderboard import leaderboard_from_settings, write_leade
 from softeval.analysis.publish import write_table
 from softeval.analysis.tables import (
     BASELINES,
+    SwapDraws,
     base_only_models,
     consensus_table,
     knowledge_format_table,
     score_gap_table,
     swap_distance_table,
+    swap_draws,
     twinned_models,
+    write_swap_draws,
 )
 from softeval.analysis.unit_checks import summary_line, unit_checks
 from softeval.jobs.arguments import add_analysis
 from softeval.jobs.report import UnitReader, base_choice_reader, base_score_reader, per_example_reader
-from softeval.layout import unit_path
+from softeval.layout import SWAP_DRAWS_TABLE, unit_path
 from softeval.names import BASE, SOFT_PROMPT
 from softeval.schema import InputError
 from softeval.settings import AnalysisSettings
@@ -89,8 +92,9 @@ def evidence_tables(
     loglik_root: Path,
     truth: dict[str, float] | None,
     settings: AnalysisSettings,
-) -> list[Publication]:
-    """Every table of the tables job, computed (nothing is written here)."""
+) -> tuple[list[Publication], SwapDraws]:
+    """Every table of the tables job, computed (nothing is written here), and the swap-distance
+    bootstrap's draws that the swap table read (the claims job reads them too)."""
     pilot = pilot_note(summary)
     base = summary[summary["role"] == BASE]
     methods = set(base["method"])
@@ -103,10 +107,12 @@ def evidence_tables(
         lambda model, task, method, step: str(unit_path(scores_root, model, BASE, task, method, step)),
         base_choice_reader(loglik_root),
     )  # first: it names the two files of a unit pair whose test examples differ
-    swap = swap_distance_table(summary, per_example_reader(scores_root, summary, settings.metric), settings, truth)
+    per_example = per_example_reader(scores_root, summary, settings.metric)
+    draws = swap_draws(summary, per_example, settings)
+    swap = swap_distance_table(summary, per_example, settings, truth, draws)
     consensus = consensus_table(swap, truth)
     twins = twin_caption(summary)
-    return [
+    publications = [
         Publication(
             "swap_distance",
             swap.drop(columns=["base_ranking", "post_ranking"]),
@@ -149,6 +155,7 @@ def evidence_tables(
             "task)" + twins + pilot,
         ),
     ]
+    return publications, draws
 
 
 def twin_caption(summary: pd.DataFrame) -> str:
@@ -176,13 +183,14 @@ def run_tables(
     """Compute every evidence table, then write each as CSV, Markdown and LaTeX."""
     summary = load_summary(summary_path)
     with shared_items(UnitReader(scores_root).items(summary)):  # one draw of each country for every task
-        tables = evidence_tables(summary, scores_root, loglik_root, ground_truth(zoo_csv), settings)
+        tables, draws = evidence_tables(summary, scores_root, loglik_root, ground_truth(zoo_csv), settings)
         # the run's own models and tasks (an earlier run's files under results/scores are not read)
         base = summary[summary["role"] == BASE]
         board = leaderboard_from_settings(
             scores_root, settings, models=list(base["model"].unique()), tasks=list(base["task"].unique()),
             loglik_root=loglik_root,
         )  # fmt: skip
+    write_swap_draws(draws, out_dir / f"{SWAP_DRAWS_TABLE}.parquet")  # claim 3 reads them: one bootstrap
     write_leaderboard(board, out_dir / "leaderboard")
     for publication in tables:
         write_table(

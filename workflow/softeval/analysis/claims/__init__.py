@@ -83,6 +83,7 @@ from softeval.analysis.claims.verdicts import (
     Test,
     claim_verdicts,
     combine,
+    display_verdict,
     flat_text,
     fragile_note,
     greater,
@@ -103,7 +104,7 @@ from softeval.analysis.claims.format_without_knowledge import (
     saturation_order,
 )
 from softeval.analysis.claims.beats_baselines import claim_beats_baselines
-from softeval.analysis.claims.predicts_rankings import claim_predicts_rankings, swap_draws
+from softeval.analysis.claims.predicts_rankings import claim_predicts_rankings
 from softeval.analysis.claims.score_compression import (
     NEAR_ZERO,
     claim_score_compression,
@@ -115,7 +116,7 @@ from softeval.analysis.claims.score_compression import (
 from softeval.analysis.claims.smallest_gap import claim_smallest_gap
 
 # isort: on
-from softeval.analysis.claims.writer import CLAIMS_RULES, published_verdicts, truth_note, write_claims
+from softeval.analysis.claims.writer import CLAIMS_RULES, truth_note, write_claims
 
 __all__ = [
     "CLAIMS",
@@ -155,6 +156,7 @@ __all__ = [
     "claim_smallest_gap",
     "claim_verdicts",
     "combine",
+    "display_verdict",
     "flat_text",
     "fragile_note",
     "greater",
@@ -164,7 +166,6 @@ __all__ = [
     "near_zero_draws",
     "near_zero_units",
     "part_sources",
-    "published_verdicts",
     "random_tie_break_savings",
     "ranking_not_applicable_part",
     "reference_examples",
@@ -172,7 +173,6 @@ __all__ = [
     "saturation_draws",
     "saturation_order",
     "score_file",
-    "swap_draws",
     "tie_dependence",
     "truth_note",
     "within",

@@ -12,7 +12,16 @@ import pandas as pd
 
 from softeval.analysis.claims.verdicts import NOT_APPLICABLE, SCOPE_NOTE, Part, fragile_note, holm_refutations
 from softeval.analysis.evidence import MetricReader, shared_items
-from softeval.analysis.tables import BASELINES, base_only_models, methods_in, ranking_not_applicable, twinned_models
+from softeval.analysis.tables import (
+    BASELINES,
+    SwapDraws,
+    base_only_models,
+    methods_in,
+    ranking_not_applicable,
+    summed_swap_draws,
+    swap_draws,
+    twinned_models,
+)
 from softeval.layout import UnitKey
 from softeval.names import FEW_SHOT, POST, SOFT_PROMPT, ZERO_SHOT
 from softeval.registry import Registry
@@ -41,6 +50,9 @@ class Inputs:
     # asking about the same items are resampled by one draw of them (evidence.declare_items); None:
     # each task by its own examples
     items: Mapping[str, Sequence[str]] | None = None
+    # the swap-distance bootstrap's draws (tables.swap_draws), as the tables job wrote them; None:
+    # computed here from `read` the first time claim 3 needs them
+    swap_draws: SwapDraws | None = None
     models: list[str] = field(init=False)
     twinned: list[str] = field(init=False)  # the models with a post-trained twin
     base_only: list[str] = field(init=False)  # the models without one
@@ -61,6 +73,16 @@ class Inputs:
 
     def values(self, role: str, model: str, task: str, method: str, step: int | None, metric: str) -> np.ndarray:
         return self.read(UnitKey(model, role, task, method, step), metric)
+
+    def summed_swap_draws(self, method: str) -> np.ndarray:
+        """A method's draws of the swap distance to the post-trained ranking, summed over tasks."""
+        if self.swap_draws is None:
+
+            def per_example(role: str, task: str, method: str, step: int | None) -> dict[str, np.ndarray]:
+                return {m: self.values(role, m, task, method, step, self.settings.metric) for m in self.twinned}
+
+            self.swap_draws = swap_draws(self.summary, per_example, self.settings)
+        return summed_swap_draws(self.swap_draws, method)
 
     def baselines(self) -> list[str]:
         return [m for m in BASELINES if m in self.methods]

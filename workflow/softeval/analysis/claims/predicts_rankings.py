@@ -4,21 +4,17 @@ from the same test items."""
 
 from __future__ import annotations
 
-import numpy as np
-
 from softeval.analysis.claims.framework import (
     LABEL,
     Inputs,
     claim,
     ranking_not_applicable_part,
-    reference_examples,
 )
 from softeval.analysis.claims.sources import baseline_of, draws_text, over, review_line, score_file
 from softeval.analysis.claims.verdicts import LESS, Part, Test, less
-from softeval.analysis.evidence import bias_shifted_interval, task_resamples
-from softeval.analysis.ranking import bootstrap_swap_distances
+from softeval.analysis.evidence import bias_shifted_interval
 from softeval.analysis.tables import ALL_TASKS
-from softeval.names import BASE, POST, SOFT_PROMPT
+from softeval.names import POST, SOFT_PROMPT
 
 
 def rankings_sources(inputs: Inputs, part: Part) -> list[str]:
@@ -40,21 +36,6 @@ def rankings_sources(inputs: Inputs, part: Part) -> list[str]:
     ]
 
 
-def swap_draws(inputs: Inputs, method: str) -> np.ndarray:
-    """Bootstrap draws of the swap distance to the post-trained ranking, summed over tasks: base and
-    post-trained scores resampled alike (every task's own index matrix, shared by all methods:
-    the same draws as the swap table's)."""
-    settings, total = inputs.settings, 0
-    for task in inputs.tasks:
-        reference = reference_examples(inputs, task)
-        per_example = {
-            m: inputs.values(BASE, m, task, method, inputs.step(method), settings.metric) for m in inputs.twinned
-        }
-        index = task_resamples(task, len(reference[inputs.twinned[0]]), settings.bootstrap, settings.seed)
-        total = total + bootstrap_swap_distances(per_example, reference, index)
-    return np.asarray(total)
-
-
 @claim(
     3,
     "Soft-prompted base rankings predict post-trained rankings: smaller swap distance to the post-trained "
@@ -67,11 +48,13 @@ def claim_predicts_rankings(inputs: Inputs) -> list[Part]:
     if missing:
         return [missing]
     totals = inputs.swap[inputs.swap["task"] == ALL_TASKS].set_index("method")
-    sp_draws, parts = swap_draws(inputs, SOFT_PROMPT), []
+    sp_draws, parts = inputs.summed_swap_draws(SOFT_PROMPT), []
     sp = totals.loc[SOFT_PROMPT]
     for baseline in inputs.baselines():
         b = totals.loc[baseline]
-        diff = bias_shifted_interval(float(sp["distance"] - b["distance"]), sp_draws - swap_draws(inputs, baseline))
+        diff = bias_shifted_interval(
+            float(sp["distance"] - b["distance"]), sp_draws - inputs.summed_swap_draws(baseline)
+        )
         robust = "smaller at every tie-break" if sp["distance_max"] < b["distance_min"] else "the tie ranges overlap"
         evidence = (
             f"swap distance to the post-trained ranking summed over {len(inputs.tasks)} task(s): soft prompt "

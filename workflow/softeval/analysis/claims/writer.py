@@ -10,7 +10,13 @@ from pathlib import Path
 import pandas as pd
 
 from softeval.analysis.claims.framework import CLAIMS, LABEL
-from softeval.analysis.claims.verdicts import NOT_APPLICABLE, claim_verdicts
+from softeval.analysis.claims.verdicts import (
+    NOT_APPLICABLE,
+    claim_verdicts,
+    display_verdict,
+    stability,
+    verdict_columns,
+)
 from softeval.analysis.publish import write_table
 from softeval.analysis.tables import ALL_TASKS
 from softeval.io import atomic_write_text
@@ -33,14 +39,6 @@ def truth_note(swap: pd.DataFrame) -> str | None:
         )
         + "."
     )
-
-
-def published_verdicts(stability: object) -> set[str]:
-    """The verdicts a published record gives a claim: from its runs' mapping, or from the quoted
-    stability text ('not shown in 4 of 5 published runs; refuted in 1 of 5 published runs')."""
-    if isinstance(stability, Mapping):
-        return {str(v) for v in stability.values()}
-    return {segment.split(" in ")[0].strip() for segment in str(stability).split(";") if segment.strip()}
 
 
 # How claims.md reads its verdicts (results/README.md says the same).
@@ -72,13 +70,14 @@ def write_claims(
     stem: Path,
     pilot: str = "",
     swap: pd.DataFrame | None = None,
-    published: tuple[str, dict[int, str]] | None = None,
+    published: tuple[str, Mapping[int, Mapping[str, str]]] | None = None,
 ) -> None:
     """claims.{csv,tex}: one row per part; claims.md: each claim, its verdict and its evidence in prose.
 
-    published: (where, claim -> its verdicts over the published runs), quoted under each claim: a
-    verdict is a result only together with how stable it is over seeds.
+    published: (where, claim -> {published run: its verdict}), quoted under each claim: a verdict is
+    a result only together with how stable it is over seeds.
     """
+    parts = verdict_columns(parts)
     write_table(
         parts,
         stem,
@@ -104,16 +103,17 @@ def write_claims(
         lines += [f"## {number}. {item.title} — {verdicts.get(number, NOT_APPLICABLE)}", ""]
         lines += [f"*The paper:* {item.statement}.", ""]
         if published and number in published[1]:
-            lines += [f"*Published ({published[0]}):* {published[1][number]}.", ""]
+            runs = published[1][number]
+            lines += [f"*Published ({published[0]}):* {stability(runs, 'published runs')}.", ""]
             verdict = verdicts.get(number, NOT_APPLICABLE)
-            if verdict not in published_verdicts(published[1][number]):
+            if verdict not in set(runs.values()):
                 lines += [
                     f"*Outside the published record:* this run's verdict ({verdict}) is not among the published "
                     f"runs' verdicts for claim {number}; `softeval verify` reports it as a difference.",
                     "",
                 ]
         for row in parts[parts["claim"] == number].itertuples():
-            lines.append(f"- **{row.part}** — {row.verdict}. {row.evidence}.")
+            lines.append(f"- **{row.part}** — {display_verdict(row.verdict, row.caveat)}. {row.evidence}.")
             lines += [f"  - {line}" for line in sources.get((number, row.part), [])]
         lines.append("")
     note = None if swap is None else truth_note(swap)
