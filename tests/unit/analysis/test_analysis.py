@@ -198,7 +198,9 @@ def test_table_figure_and_claim_jobs_write_every_file(results, tmp_path):
     )
     text = (tmp_path / "claims.md").read_text()
     # claim 3 read the tables job's bootstrap draws; computed again from the per-example files they agree
-    draws = read_swap_draws(tmp_path / "swap_distance_draws.parquet")
+    draws = read_swap_draws(tmp_path / "swap_distance_draws.parquet", settings.bootstrap)
+    with pytest.raises(InputError, match="not the settings' bootstrap of 50"):
+        read_swap_draws(tmp_path / "swap_distance_draws.parquet", 50)
     assert sorted(draws) == [(t, m) for t in ("t1", "t2") for m in ("few_shot", "soft_prompt", "zero_shot")]
     assert all(len(d) == settings.bootstrap for d in draws.values())
     reader = UnitReader(results / "scores")

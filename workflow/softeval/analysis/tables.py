@@ -165,16 +165,24 @@ def write_swap_draws(draws: SwapDraws, path: Path) -> None:
         table.to_parquet(tmp, index=False)
 
 
-def read_swap_draws(path: Path) -> SwapDraws:
-    """write_swap_draws' table back as draws (in draw order)."""
+def read_swap_draws(path: Path, bootstrap: int) -> SwapDraws:
+    """write_swap_draws' table back as draws (in draw order), each of `bootstrap` resamples (the
+    settings' count: a file from a run with another count is refused)."""
     table = pd.read_parquet(path)
     if list(table.columns) != list(SWAP_DRAW_COLUMNS):
         wanted = list(SWAP_DRAW_COLUMNS)
         raise InputError(f"{path}: columns {list(table.columns)}, not {wanted}; rerun `softeval tables` to write it")
-    return {
+    draws = {
         (str(task), str(method)): group.sort_values("draw")["distance"].to_numpy()
         for (task, method), group in table.groupby(["task", "method"], sort=True)
     }
+    wrong = sorted(key for key, d in draws.items() if len(d) != bootstrap)
+    if wrong:
+        raise InputError(
+            f"{path}: {len(draws[wrong[0]])} draws for {wrong[0][0]}/{wrong[0][1]}, not the settings' "
+            f"bootstrap of {bootstrap}; rerun `softeval tables` with the same --settings"
+        )
+    return draws
 
 
 def swap_distance_table(

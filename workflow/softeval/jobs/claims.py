@@ -64,7 +64,7 @@ def run_claims(
         items=reader.items(summary),
         settings=settings,
         choices=base_choice_reader(loglik_root),
-        swap_draws=read_swap_draws(swap_draws),  # the tables job's: the bootstrap runs once
+        swap_draws=read_swap_draws(swap_draws, settings.bootstrap),  # the tables job's: the bootstrap runs once
     )
     stability = None
     if published is not None:
