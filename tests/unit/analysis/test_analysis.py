@@ -434,3 +434,14 @@ def test_one_model_with_its_twin_has_gaps_but_no_ranking(results, tmp_path):
     assert swap["distance"].isna().all() and set(swap["note"]) == {"not applicable: one model: no ranking to compare"}
     gap = score_gap_table(summary, SETTINGS)
     assert "note" not in gap.columns and gap["gap_abs"].notna().all()  # a has its twin: nothing left out
+
+
+def test_llm_judged_is_the_share_of_a_units_verdicts_not_made_by_the_rule_judge(tmp_path):
+    """scores.csv's llm_judged: what share of a unit's verdicts the cascade passed to the LLM judge."""
+    path = tmp_path / "scores" / "a" / "base" / "t1" / "zero_shot.jsonl"
+    path.parent.mkdir(parents=True)
+    judges = ["rule", "hf:judge", "rule", "hf:judge", "rule"]
+    rows = [{"id": str(i), "knowledge": 1, "format": 1, "strict": 1, "judge": j} for i, j in enumerate(judges)]
+    path.write_text("".join(json.dumps(r) + "\n" for r in rows))
+    table = aggregate_scores(tmp_path / "scores", [path], n_resamples=10, seed=0)
+    assert table["llm_judged"].tolist() == [pytest.approx(2 / 5)]
