@@ -7,7 +7,7 @@ import argparse
 from pathlib import Path
 
 from softeval.analysis import explain
-from softeval.names import FEW_SHOT, SOFT_PROMPT, ZERO_SHOT
+from softeval.names import METHODS
 from softeval.schema import InputError
 
 
@@ -20,7 +20,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--metric", default="strict", choices=["strict", "knowledge", "format"])
     parser.add_argument(
         "--reference-method",
-        choices=[ZERO_SHOT, FEW_SHOT, SOFT_PROMPT],
+        choices=list(METHODS),
         help="claims 3-4: the post-trained ranking's method (analysis.reference_method; default as the config's)",
     )
 

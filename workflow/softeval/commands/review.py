@@ -7,14 +7,14 @@ import argparse
 from pathlib import Path
 
 from softeval.analysis.review import FILTERS, list_units, show_flips, show_unit
-from softeval.names import BASE, METHODS, POST
+from softeval.names import BASE, METHODS, ROLES
 from softeval.schema import InputError
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--results", default="results")
     parser.add_argument("--model")
-    parser.add_argument("--role", default=BASE, choices=[BASE, POST])
+    parser.add_argument("--role", default=BASE, choices=list(ROLES))
     parser.add_argument("--task")
     # no argparse choices: an unknown method is one error line listing the methods the run evaluated
     parser.add_argument("--method", help=f"one of {', '.join(METHODS)}")

@@ -6,7 +6,7 @@ import argparse
 from pathlib import Path
 
 from softeval.jobs.arguments import add_settings
-from softeval.names import BASE, POST
+from softeval.names import ROLES
 from softeval.settings import RandomModelSettings
 from softeval.zoo.random_model import build_random_model
 
@@ -14,7 +14,7 @@ from softeval.zoo.random_model import build_random_model
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     add_settings(parser, RandomModelSettings)
     parser.add_argument("--tokenizer", required=True)
-    parser.add_argument("--role", choices=[BASE, POST], required=True)
+    parser.add_argument("--role", choices=list(ROLES), required=True)
     parser.add_argument("--chat-template", action="store_true", help="give the tokenizer a ChatML chat template")
     parser.add_argument("--out", required=True)
 
