@@ -93,7 +93,7 @@ def test_a_verdict_the_runs_disagreed_on_accepts_either(tmp_path: Path, record: 
     claims.loc[claims["claim"] == 4, "verdict"] = "not shown"
     claims.to_csv(run / "tables" / "claims.csv", index=False)
     row = next(r for r in verify.verify(run, record) if r.item == "claim 4")
-    assert row.inside and row.published == "holds in 2 of 3 runs; not shown in 1 of 3 runs"
+    assert row.inside and row.published == "holds in 2 of 3 runs; not shown in 1 of 3 runs; unstable"
 
 
 def test_a_machine_independent_file_with_other_bytes_fails(tmp_path: Path, record: dict) -> None:
@@ -193,7 +193,24 @@ def test_claims_md_quotes_the_published_stability(tmp_path: Path) -> None:
     text = (tmp_path / "claims.md").read_text()
     section = text[text.index("## 3.") : text.index("## 4.")]
     assert "*Published (config/published/x.yaml):* holds in 2 of 3 published runs; not shown in 1 of 3" in section
-    assert text.count("*Published") == 1
+    assert "*Unstable: holds in 2 of 3, fewer than 9 in 10. The verdict depends on the training draw" in section
+    assert text.count("*Published") == 1 and text.count("*Unstable") == 1
+
+
+@pytest.mark.parametrize(
+    ("counts", "expected"),
+    [((10,), False), ((9, 1), False), ((8, 2), True), ((5,), False), ((4, 1), True), ((1,), False), ((), False)],
+)
+def test_a_verdict_is_unstable_when_fewer_than_9_in_10_runs_agree(counts, expected) -> None:
+    """Stated over seeds, a verdict not the same in at least 9 of 10 runs is unstable."""
+    from softeval.analysis.claims.verdicts import unstable
+
+    runs = {}
+    for verdict, count in zip(("holds", "not shown", "refuted"), counts, strict=False):
+        runs.update({f"seed {len(runs) + i}": verdict for i in range(count)})
+    assert bool(unstable(runs)) is expected
+    if expected:
+        assert unstable(runs).startswith(f"unstable: holds in {counts[0]} of {sum(counts)}, fewer than 9 in 10")
 
 
 def test_the_command_exits_1_when_a_check_fails_and_0_when_all_hold(tmp_path: Path, record: dict, capsys) -> None:

@@ -26,7 +26,7 @@ import pandas as pd
 import yaml
 from scipy import stats
 
-from softeval.analysis.claims.verdicts import claim_verdicts, stability
+from softeval.analysis.claims.verdicts import claim_verdicts, stability, unstable
 from softeval.analysis.manifest import sha256
 from softeval.analysis.tables import ALL_TASKS
 from softeval.io import atomic_write_text, read_utf8
@@ -220,7 +220,8 @@ def verify(results: Path, record: dict[str, Any]) -> list[Row]:
     verdicts = run_verdicts(results / "tables")
     for claim, by_run in sorted(record["verdicts"].items(), key=lambda item: int(item[0])):
         got = verdicts.get(int(claim), "missing")
-        rows.append(Row("verdict", f"claim {claim}", stability(by_run), got, got in set(by_run.values())))
+        published = stability(by_run) + ("; unstable" if unstable(by_run) else "")
+        rows.append(Row("verdict", f"claim {claim}", published, got, got in set(by_run.values())))
     figures = headline_figures(results / "tables")
     for name, figure in record["figures"].items():
         got = figures.get(name)

@@ -167,6 +167,28 @@ def stability(verdicts: Mapping[str, str], noun: str = "runs") -> str:
     return "; ".join(f"{v} in {c} of {n} {noun}" for v, c in counts.most_common())
 
 
+# A verdict stated for the method, not for one training draw, is the same in at least 9 of 10 runs
+# that differ only in their seed.
+STABLE_SHARE = 0.9
+
+
+def unstable(verdicts: Mapping[str, str]) -> str:
+    """Why a claim's verdict over runs of different seeds is unstable ('' when it is not): its most
+    common verdict in fewer than 9 of 10. A seed changes the zoo's initialisation, its data order
+    and the tuning; a run's intervals resample its test questions with all of those fixed, so they
+    cannot say how far another seed moves the verdict: the runs' disagreement is what says it."""
+    if not verdicts:
+        return ""
+    (top, count), n = Counter(verdicts.values()).most_common(1)[0], len(verdicts)
+    if count >= STABLE_SHARE * n:
+        return ""
+    return (
+        f"unstable: {top} in {count} of {n}, fewer than 9 in 10. The verdict depends on the training draw "
+        "(a seed changes the zoo's initialisation, its data order and the tuning), which a run's intervals do "
+        "not cover: they resample its test questions with the trained models and prompts fixed"
+    )
+
+
 def flat_text(change: Interval, margin: float = KNOWLEDGE_FLAT) -> str:
     """The equivalence test in words: the 90% interval the two one-sided tests read."""
     low, high = change.bounds(EQUIVALENCE_LEVEL) if change.draws is not None else (change.low, change.high)

@@ -15,6 +15,7 @@ from softeval.analysis.claims.verdicts import (
     claim_verdicts,
     display_verdict,
     stability,
+    unstable,
     verdict_columns,
 )
 from softeval.analysis.publish import write_table
@@ -105,6 +106,8 @@ def write_claims(
         if published and number in published[1]:
             runs = published[1][number]
             lines += [f"*Published ({published[0]}):* {stability(runs, 'published runs')}.", ""]
+            if why := unstable(runs):
+                lines += [f"*{why[0].upper()}{why[1:]}.*", ""]
             verdict = verdicts.get(number, NOT_APPLICABLE)
             if verdict not in set(runs.values()):
                 lines += [
