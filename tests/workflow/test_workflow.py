@@ -200,6 +200,8 @@ def test_new_weights_in_a_local_model_directory_rerun_that_model_only(finished_r
     models = tmp_path / "models"
     config = {**yaml.safe_load(TINY.read_text()), "tasks": ["world_numeric"], "models": []}
     config["evaluation"] = {**config["evaluation"], "methods": ["zero_shot"]}
+    # one thread a job (a checkpoint's jobs default to 4, capped at --cores): the test workers fill the cores
+    config["evaluation"]["resources"] = {"gpu": 0, "mem_mb": 2000, "runtime": 30, "cpus": 1}
     for name in ("atlas", "pocket"):
         entry: dict = {"name": name}
         for role in ("base", "post"):
