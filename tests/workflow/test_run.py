@@ -96,7 +96,8 @@ def test_run_from_an_empty_folder_then_add_a_model(installed, tmp_path):
     per_model = [(rule, w) for rule, w in ran if "model=" in w]
     assert per_model and all("model=random-2" in w for _, w in per_model), per_model
     shared = {rule for rule, w in ran if "model=" not in w}
-    assert shared <= {"aggregate", "tables", "figures", "claims", "export_lm_eval", "timings", "all"}, shared
+    report = {"aggregate", "tables", "figures", "claims", "calibration", "export_lm_eval", "timings", "all"}
+    assert shared <= report, shared
     assert evidence.stat().st_mtime_ns == stamp
     board = pd.read_csv(out / "results" / "tables" / "leaderboard.csv")
     assert sorted(set(board["model"])) == ["random-1", "random-2", "smol"]

@@ -231,6 +231,7 @@ def test_new_weights_in_a_local_model_directory_rerun_that_model_only(finished_r
         "tables": 1,
         "figures": 1,
         "claims": 1,
+        "calibration": 1,
         "timings": 1,
         "all": 1,
     }
@@ -268,6 +269,7 @@ def test_adding_a_model_plans_only_its_jobs(finished_run, tmp_path):
         "tables": 1,
         "figures": 1,
         "claims": 1,
+        "calibration": 1,
         "timings": 1,
         "all": 1,
     }
@@ -295,6 +297,7 @@ def test_adding_a_task_reruns_each_models_tune_and_evaluation_jobs_once(finished
         "tables": 1,
         "figures": 1,
         "claims": 1,
+        "calibration": 1,
         "timings": 1,
         "all": 1,
     }
@@ -367,6 +370,13 @@ def test_publication_tables_figures_and_claims(finished_run):
     assert {"closed tasks: knowledge flat", "open tasks: knowledge flat"} <= parts
     flat = claims[claims["part"] == "closed tasks: knowledge flat"]["evidence"].iloc[0]
     assert "choices collapsed onto one option" in flat
+    # the claims re-checked on the run's controls: one row per declared expectation, every control run
+    calibration = pd.read_csv(tables / "calibration.csv")
+    assert len(calibration) == 15 and set(calibration["claim"]) == {1, 2, 3, 4, 5}
+    assert set(calibration["agrees"]) <= {"yes", "no", "cannot tell"} and (calibration["agrees"] != "cannot tell").all()
+    untuned = calibration[(calibration["control"] == "untuned_prompt") & (calibration["claim"] == 1)]
+    assert untuned["obtained"].iloc[0] in {"not shown", "refuted"}  # tuning undone: format cannot climb
+    assert "testable expectations met" in (tables / "calibration.md").read_text()
     checks = pd.read_csv(tables / "unit_checks.csv")
     assert {"choice_entropy_step80", "choice_collapsed", "vs_zero_shot", "p_knowledge_change"} <= set(checks.columns)
     assert pd.read_parquet(tables / "scores.parquet").shape[0] == len(pd.read_csv(tables / "scores.csv"))
@@ -411,6 +421,7 @@ def test_switching_the_judge_reruns_only_judging_and_what_follows(finished_run, 
         "tables": 1,
         "figures": 1,
         "claims": 1,
+        "calibration": 1,
         "timings": 1,
         "all": 1,
     }

@@ -116,6 +116,33 @@ rule claims:
         "{params.published} 2> {log}"
 
 
+rule calibration:
+    input:
+        summary=table_file("scores", "parquet"),
+        swap=table_file("swap_distance", "csv"),
+        swap_draws=table_file(SWAP_DRAWS_TABLE, "parquet"),
+        scores=PLAN.all_scores(),
+        choices=PLAN.base_choice_files(),
+    output:
+        report(table_file("calibration", "md"), caption="../report/calibration.rst", category="Claims"),
+        table_file("calibration", "csv"),
+    params:
+        settings=PLAN.analysis_settings(),
+        scores_root=results_folder(SCORES),
+        loglik_root=results_folder(LOGLIK),
+        stem=lambda wildcards, output: output[0][: -len(".md")],
+    log:
+        "logs/calibration.log",
+    benchmark:
+        benchmark_pattern("calibration")
+    conda:
+        "../../envs/softeval.yaml"
+    shell:
+        "python -m softeval calibration --summary {input.summary} --swap {input.swap} "
+        "--swap-draws {input.swap_draws} --scores-root {params.scores_root} --loglik-root {params.loglik_root} "
+        "--settings {params.settings:q} --out {params.stem} 2> {log}"
+
+
 rule export_lm_eval:
     input:
         summary=table_file("scores", "parquet"),

@@ -50,6 +50,7 @@ COMMANDS: Table = {
     "tables": ("jobs.tables", "swap distance, score gap and knowledge/format tables (CSV, Markdown, LaTeX)"),
     "figures": ("jobs.figures", "figures of the paper's claims (PNG + PDF)"),
     "claims": ("jobs.claims", "check the paper's claims on this run"),
+    "calibration": ("jobs.calibration", "the claims on controls of this run where each should hold and should fail"),
     "claims-explain": ("commands.claims_explain", "recompute a claim's estimates from the score files with pandas"),
     "timings": ("jobs.timings", "seconds and memory per rule, and the critical path, from benchmark files"),
     "manifest": ("commands.manifest", "write or check the sha256 manifest of a run (zoo, prompts, tables)"),

@@ -54,9 +54,26 @@ def run_claims(
 ) -> None:
     """claims.{md,csv,tex}; the zoo's ground truth comes in through the swap table's truth_distance;
     a published record's verdict stability is quoted under each claim."""
+    inputs = claim_inputs(summary_path, swap_csv, swap_draws, scores_root, loglik_root, settings)
+    stability = None
+    if published is not None:
+        record = read_record(published)
+        stability = (published.as_posix(), {int(claim): runs for claim, runs in record["verdicts"].items()})
+    write_claims(check_claims(inputs), out_stem, pilot_note(inputs.summary), inputs.swap, stability)
+
+
+def claim_inputs(
+    summary_path: Path,
+    swap_csv: Path,
+    swap_draws: Path,
+    scores_root: Path,
+    loglik_root: Path,
+    settings: AnalysisSettings,
+) -> Inputs:
+    """What the claims read of a run (`softeval calibration` re-checks them on controls of the same)."""
     summary = load_summary(summary_path)
     reader = UnitReader(scores_root)
-    inputs = Inputs(
+    return Inputs(
         summary=summary,
         swap=pd.read_csv(swap_csv),
         read=reader,
@@ -66,8 +83,3 @@ def run_claims(
         choices=base_choice_reader(loglik_root),
         swap_draws=read_swap_draws(swap_draws, settings.bootstrap),  # the tables job's: the bootstrap runs once
     )
-    stability = None
-    if published is not None:
-        record = read_record(published)
-        stability = (published.as_posix(), {int(claim): runs for claim, runs in record["verdicts"].items()})
-    write_claims(check_claims(inputs), out_stem, pilot_note(summary), inputs.swap, stability)

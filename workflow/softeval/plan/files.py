@@ -179,6 +179,7 @@ class Files(Evaluated):
         files += [table_file(name, ext) for name in PUBLICATION_TABLES for ext in ("csv", "md", "tex")]
         files += [figure_file(name, ext) for name in FIGURES for ext in ("png", "pdf")]
         files += [table_file("claims", ext) for ext in ("csv", "md", "tex")]
+        files += [table_file("calibration", ext) for ext in ("csv", "md")]
         files += [table_file("judge_validation", ext) for ext in ("csv", "md", "tex", "json")]
         files += self.lm_eval_files()
         return files + [table_file("timings", ext) for ext in ("csv", "md")]

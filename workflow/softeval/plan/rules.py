@@ -43,6 +43,7 @@ RULES: dict[str, RuleShape] = {
     "tables": RuleShape((), ("aggregate", "zoo_report", "judge", "evaluate_soft_prompt")),
     "figures": RuleShape((), ("tables",)),
     "claims": RuleShape((), ("tables", "judge", "evaluate_soft_prompt")),
+    "calibration": RuleShape((), ("tables", "judge", "evaluate_soft_prompt")),
     "judge_validation": RuleShape((), ()),
     "export_lm_eval": RuleShape((), ("aggregate", "prepare_task")),
 }
@@ -86,6 +87,7 @@ class Rules(Evaluated):
             "tables": once,
             "figures": once,
             "claims": once,
+            "calibration": once,
             "judge_validation": once,
             "export_lm_eval": once,
         }

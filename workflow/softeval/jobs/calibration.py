@@ -1,0 +1,37 @@
+"""`softeval calibration` (rule calibration): the claims re-checked on controls of this run, where
+each should hold and where each should fail, as calibration.{md,csv}."""
+
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+
+from softeval.analysis.calibration import calibrate, write_calibration
+from softeval.jobs.arguments import add_analysis
+from softeval.jobs.claims import claim_inputs
+from softeval.jobs.report import UnitReader
+from softeval.settings import AnalysisSettings
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    add_analysis(parser, scores=True)
+    parser.add_argument("--swap", required=True, help="results/tables/swap_distance.csv")
+    parser.add_argument(
+        "--swap-draws", required=True, help="results/tables/swap_distance_draws.parquet (the tables job's bootstrap)"
+    )
+    parser.add_argument("--out", required=True, help="output stem: writes <out>.csv and <out>.md")
+
+
+def run(args: argparse.Namespace) -> None:
+    scores_root = Path(args.scores_root)
+    inputs = claim_inputs(
+        Path(args.summary),
+        Path(args.swap),
+        Path(args.swap_draws),
+        scores_root,
+        Path(args.loglik_root),
+        AnalysisSettings.parse(args.settings, "calibration"),
+    )
+    reader = inputs.read
+    assert isinstance(reader, UnitReader)
+    write_calibration(calibrate(inputs, reader.unit), Path(args.out))
