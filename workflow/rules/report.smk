@@ -123,6 +123,7 @@ rule calibration:
         swap_draws=table_file(SWAP_DRAWS_TABLE, "parquet"),
         scores=PLAN.all_scores(),
         choices=PLAN.base_choice_files(),
+        published=PUBLISHED,
     output:
         report(table_file("calibration", "md"), caption="../report/calibration.rst", category="Claims"),
         table_file("calibration", "csv"),
@@ -131,6 +132,7 @@ rule calibration:
         scores_root=results_folder(SCORES),
         loglik_root=results_folder(LOGLIK),
         stem=lambda wildcards, output: output[0][: -len(".md")],
+        published=lambda wildcards, input: f"--published {shlex.quote(input.published)}" if input.published else "",
     log:
         "logs/calibration.log",
     benchmark:
@@ -140,7 +142,7 @@ rule calibration:
     shell:
         "python -m softeval calibration --summary {input.summary} --swap {input.swap} "
         "--swap-draws {input.swap_draws} --scores-root {params.scores_root} --loglik-root {params.loglik_root} "
-        "--settings {params.settings:q} --out {params.stem} 2> {log}"
+        "--settings {params.settings:q} --out {params.stem} {params.published} 2> {log}"
 
 
 rule export_lm_eval:

@@ -215,3 +215,20 @@ def test_a_run_without_twins_calibrates_what_it_can():
     assert {found[(c, 3)] for c in ("untuned_prompt", "shuffled_twins", "twin_ranking")} == {"cannot tell"}
     assert found[("twin_scores", 5)] == "cannot tell" and found[("compressed_ties", 4)] == "cannot tell"
     assert found[("prompt_learns_answers", 1)] == "yes"  # claim 1 reads base models only
+
+
+def test_the_markdown_says_how_often_the_published_runs_met_each_expectation():
+    world = ranked_world()
+    table = calibrate(world.inputs(), rows_of(world))
+    seeds = {f"seed {i}": "not shown" for i in range(9)} | {"seed 9": "holds"}  # met in 9 of 10
+    published = {"untuned_prompt/1": {"expected": "fails", "runs": seeds}}
+    import tempfile
+    from pathlib import Path
+
+    with tempfile.TemporaryDirectory() as folder:
+        stem = Path(folder) / "calibration"
+        write_calibration(table, stem, ("config/published/x.yaml", published))
+        text = stem.with_suffix(".md").read_text()
+    assert "Over the published runs (config/published/x.yaml): **1 of 1** expectations met in at least 9" in text
+    row = next(line for line in text.splitlines() if line.startswith("| untuned_prompt") and "|       1 |" in line)
+    assert row.rstrip("| ").endswith("9 of 10")

@@ -1,4 +1,5 @@
-"""`softeval verify`: a run against a published record — bytes, verdicts, figure ranges.
+"""`softeval verify`: a run against a published record — bytes, figure ranges, contrasts, and the
+verdicts reported beside them.
 
 Hand-made runs are copies of a real run's tables (the reference run another machine made,
 tests/data/reference-runs/) with one thing changed: a figure moved, a verdict flipped, a
@@ -75,7 +76,10 @@ def test_a_figure_outside_its_range_fails_and_is_named(tmp_path: Path, record: d
     assert "| figure | knowledge_format/base/zero_shot/strict |" in text and "**no**" in text
 
 
-def test_a_changed_verdict_fails(tmp_path: Path, record: dict) -> None:
+def test_a_changed_verdict_is_reported_beside_the_checks_not_failed(tmp_path: Path, record: dict) -> None:
+    """A verdict the seeds disagree on would fail correct runs, and "not shown" would pass a
+    pipeline that kills every effect: verdicts are reported, the checks are bytes, figures and
+    contrasts."""
     run = make_run(tmp_path, "flipped")
     claims = pd.read_csv(run / "tables" / "claims.csv")
     claims.loc[claims["claim"] == 3, "verdict"] = "refuted"
@@ -83,7 +87,11 @@ def test_a_changed_verdict_fails(tmp_path: Path, record: dict) -> None:
     rows = verify.verify(run, record)
     bad = [r for r in rows if r.inside is False]
     assert [(r.check, r.item, r.this_run) for r in bad] == [("verdict", "claim 3", "refuted")]
-    assert bad[0].published == "holds in 5 of 5 runs"
+    assert bad[0].published == "holds in 5 of 5 runs" and bad[0].mark == "no"
+    assert verify.passed(rows)
+    assert "verdict: 4 of 5 inside (reported beside the checks, not one of them)" in verify.report(
+        rows, Path("published.yaml"), record
+    )
 
 
 def test_a_verdict_the_runs_disagreed_on_accepts_either(tmp_path: Path, record: dict) -> None:
@@ -226,3 +234,117 @@ def test_the_command_exits_1_when_a_check_fails_and_0_when_all_hold(tmp_path: Pa
         main(["verify", "--results", str(make_run(tmp_path, "moved", shift=0.3)), "--published", str(published)])
     assert failed.value.code == 1 and "does not reproduce" in capsys.readouterr().err
     assert main(["verify", "--results", str(tmp_path / "none"), "--published", str(tmp_path / "missing.yaml")]) == 2
+
+
+# ---- contrasts: what the method does within a run, one-sided -----------------------------------
+
+
+def test_contrast_bounds_and_power_by_hand() -> None:
+    from softeval.analysis.contrasts import detectable_drop, lower_bound
+
+    values = [0.1, 0.2, 0.3, 0.2, 0.2, 0.1, 0.3, 0.2, 0.2, 0.2]  # mean 0.2, sd 0.0667
+    sd = float(np.std(values, ddof=1))
+    # one test: t(0.95, 9) = 1.833; sqrt(1 + 1/10)
+    assert lower_bound(values, 0.005, 1, 0.95) == pytest.approx(0.2 - 1.833113 * sd * 1.0488088, abs=1e-4)
+    assert lower_bound([0.2], 0.005, 1, 0.95) is None
+    # 51 tests: t(1 - 0.05/51, 9) = 4.33
+    assert lower_bound(values, 0.005, 51, 0.95) == pytest.approx(0.2 - 4.3335 * sd * 1.0488088, abs=2e-3)
+    drop = detectable_drop(values, 0.005, 1, 0.95)
+    # normal approximation: (1.833 + 0.842) * sd * sqrt(1.1) = 0.187; the t's heavier tails ask more
+    assert 0.187 < drop < 0.23
+
+
+def test_contrasts_and_figures_together_raise_a_false_alarm_at_most_5_percent_of_runs() -> None:
+    """Simulation at the record's shape: 10 runs of 44 figures and 7 contrasts, one more run from
+    the same distribution; it fails a figure range or a contrast bound in at most 5 % of trials
+    (2 standard errors of 2,000 trials allowed)."""
+    from softeval.analysis.contrasts import lower_bound
+
+    rng = np.random.default_rng(1)
+    n, figures, contrasts, trials = 10, 44, 7, 2000
+    tests = figures + contrasts
+    alarms = 0
+    for _ in range(trials):
+        mean, sd = rng.uniform(0.3, 0.7, figures), rng.uniform(0.01, 0.05, figures)
+        runs, new = rng.normal(mean, sd, (n, figures)), rng.normal(mean, sd)
+        ranges = [verify.prediction_range(list(runs[:, j]), "share", tests) for j in range(figures)]
+        bad = any(not lo <= round(v, 4) <= hi for (lo, hi), v in zip(ranges, new, strict=True))
+        for j in range(contrasts):  # a contrast: the difference of two figures of the run
+            diffs = runs[:, 2 * j] - runs[:, 2 * j + 1]
+            bound = lower_bound([round(d, 4) for d in diffs], 0.005, tests, 0.95)
+            bad |= round(new[2 * j] - new[2 * j + 1], 4) < bound
+        alarms += bad
+    assert alarms / trials <= 0.05 + 2 * np.sqrt(0.05 * 0.95 / trials), alarms / trials
+
+
+def test_a_contrast_catches_its_stated_drop_four_times_in_five() -> None:
+    """The power docs/reproducing.md states: records of 10 runs drawn afresh each trial, the new
+    run's contrast lower by the stated drop; caught in 80 % of trials (+-2.5 points)."""
+    from softeval.analysis.contrasts import detectable_drop, lower_bound
+
+    rng = np.random.default_rng(2)
+    sigma, n, tests, trials = 0.03, 10, 51, 4000
+    exact = sigma * (np.arange(n) - (n - 1) / 2) / np.std(np.arange(n), ddof=1)  # sample sd exactly sigma
+    drop = detectable_drop(list(0.2 + exact), 0.0, tests, 0.95)
+    caught = 0
+    for _ in range(trials):
+        runs = rng.normal(0.2, sigma, n)
+        caught += rng.normal(0.2 - drop, sigma) < lower_bound(list(runs), 0.0, tests, 0.95)
+    assert abs(caught / trials - 0.8) <= 0.025, caught / trials
+
+
+def broken(run: Path, edit) -> Path:
+    """A run's knowledge/format table edited the way a broken pipeline would write it."""
+    path = run / "tables" / "knowledge_format.csv"
+    table = pd.read_csv(path)
+    edit(table)
+    table.to_csv(path, index=False)
+    return run
+
+
+def test_a_pipeline_whose_twins_were_never_post_trained_fails_its_contrast(tmp_path: Path, record: dict) -> None:
+    def untrained_twins(table: pd.DataFrame) -> None:
+        for column in ("knowledge", "format", "strict"):
+            post = table["role"] == "post"
+            base = table[table["role"] == "base"].set_index(["method", "step"])[column]
+            keys = list(zip(table.loc[post, "method"], table.loc[post, "step"], strict=True))
+            table.loc[post, column] = [base.get(k, np.nan) for k in keys]
+
+    rows = verify.verify(broken(make_run(tmp_path, "untrained"), untrained_twins), record)
+    failed = {(r.check, r.item) for r in rows if r.inside is False}
+    assert ("contrast", "post-trained minus base") in failed
+    assert not verify.passed(rows)
+
+
+def test_a_pipeline_that_undoes_the_tuning_fails_its_contrasts(tmp_path: Path, record: dict) -> None:
+    """The final soft prompt scores what the step-0 prompt scores: the format climb and the
+    soft prompt's lead over the baselines drop to the step-0 prompt's."""
+
+    def untuned(table: pd.DataFrame) -> None:
+        prompt = table["method"] == "soft_prompt"
+        final = table.loc[prompt, "step"].max()
+        for role in ("base", "post"):
+            first = table[prompt & (table["role"] == role) & (table["step"] == 0)].iloc[0]
+            at_final = prompt & (table["role"] == role) & (table["step"] == final)
+            for column in ("knowledge", "format", "strict"):
+                table.loc[at_final, column] = first[column]
+
+    rows = verify.verify(broken(make_run(tmp_path, "untuned"), untuned), record)
+    failed = {r.item for r in rows if r.inside is False and r.check == "contrast"}
+    assert {"format climb", "soft prompt minus zero-shot", "soft prompt minus few-shot"} <= failed
+
+
+def test_a_record_keeps_each_runs_calibration(tmp_path: Path) -> None:
+    runs = {}
+    for i, obtained in enumerate(["not shown", "holds"]):
+        run = make_run(tmp_path, f"c{i}")
+        rows = [{"control": "untuned_prompt", "claim": 1, "expected": "fails", "obtained": obtained}]
+        pd.DataFrame(rows).to_csv(run / "tables" / "calibration.csv", index=False)
+        runs[f"seed {i}"] = run
+    record = verify.build_record(runs, runs["seed 0"], "config/config.yaml")
+    assert record["calibration"] == {
+        "untuned_prompt/1": {"expected": "fails", "runs": {"seed 0": "not shown", "seed 1": "holds"}}
+    }
+    path = tmp_path / "published.yaml"
+    verify.write_record(record, path)
+    assert verify.read_record(path)["calibration"] == record["calibration"]

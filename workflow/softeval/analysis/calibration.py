@@ -365,11 +365,44 @@ def _record(item: Control, number: int, expected: str, obtained: str, note: str)
     }
 
 
-def write_calibration(table: pd.DataFrame, stem: Path) -> None:
+def over_runs(table: pd.DataFrame, published: Mapping[str, Mapping]) -> list[str]:
+    """Per row of `table`, how often the published runs met its expectation ("9 of 10")."""
+    out = []
+    for row in table.itertuples():
+        entry = published.get(f"{row.control}/{row.claim}")
+        if entry is None:
+            out.append("")
+            continue
+        met = [agrees(entry["expected"], obtained) for obtained in entry["runs"].values()]
+        tested = [m for m in met if m is not None]
+        out.append(f"{sum(tested)} of {len(tested)}" if tested else "cannot tell")
+    return out
+
+
+STABLE = 0.9  # an expectation met in at least 9 of 10 published runs holds over seeds
+
+
+def write_calibration(
+    table: pd.DataFrame, stem: Path, published: tuple[str, Mapping[str, Mapping]] | None = None
+) -> None:
     """calibration.csv (one row per control and claim) and calibration.md (the table, the
-    manipulations, and what kept each disagreeing claim from its expected verdict)."""
+    manipulations, and what kept each disagreeing claim from its expected verdict).
+
+    published: (where, "control/claim" -> {expected, runs: {run: obtained}}) from a published
+    record: calibration.md adds how often the published runs met each expectation."""
     atomic_write_text(stem.with_suffix(".csv"), table.to_csv(index=False))
     shown = table[["control", "claim", "expected", "obtained", "agrees", "note"]]
+    seeds_line: list[str] = []
+    if published is not None:
+        counts = over_runs(table, published[1])
+        shown = shown.assign(**{"met in published runs": counts})
+        parsed = [tuple(int(x) for x in c.split(" of ")) for c in counts if " of " in c]
+        steady = sum(k >= STABLE * n for k, n in parsed)
+        seeds_line = [
+            f"Over the published runs ({published[0]}): **{steady} of {len(parsed)}** expectations met in "
+            f"at least 9 of 10 runs.",
+            "",
+        ]
     tested = table[table["agrees"] != "cannot tell"]
     lines = [
         "# Calibration: each claim's check on controls where it should hold and where it should fail",
@@ -383,6 +416,7 @@ def write_calibration(table: pd.DataFrame, stem: Path) -> None:
         f"**{int((tested['agrees'] == 'yes').sum())} of {len(tested)}** testable expectations met"
         + (f" ({len(table) - len(tested)} cannot be tested on this run)." if len(tested) < len(table) else "."),
         "",
+        *seeds_line,
         shown.to_markdown(index=False),
         "",
         "## The controls",

@@ -7,6 +7,7 @@ import argparse
 from pathlib import Path
 
 from softeval.analysis.calibration import calibrate, write_calibration
+from softeval.analysis.verify import read_record
 from softeval.jobs.arguments import add_analysis
 from softeval.jobs.claims import claim_inputs
 from softeval.jobs.report import UnitReader
@@ -20,6 +21,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "--swap-draws", required=True, help="results/tables/swap_distance_draws.parquet (the tables job's bootstrap)"
     )
     parser.add_argument("--out", required=True, help="output stem: writes <out>.csv and <out>.md")
+    parser.add_argument("--published", help="a published record: how often its runs met each expectation")
 
 
 def run(args: argparse.Namespace) -> None:
@@ -34,4 +36,8 @@ def run(args: argparse.Namespace) -> None:
     )
     reader = inputs.read
     assert isinstance(reader, UnitReader)
-    write_calibration(calibrate(inputs, reader.unit), Path(args.out))
+    published = None
+    if args.published:
+        record = read_record(Path(args.published))
+        published = (Path(args.published).as_posix(), record.get("calibration", {}))
+    write_calibration(calibrate(inputs, reader.unit), Path(args.out), published)
