@@ -441,6 +441,35 @@ def test_switching_the_judge_reruns_only_judging_and_what_follows(finished_run, 
     assert sum(p.stat().st_size for p in (finished_run / "results" / "judge_cache").glob("*.jsonl")) > 0
 
 
+def test_the_analysis_replays_from_the_outputs_and_a_broken_judge_fails(finished_run, tmp_path):
+    """verify's deterministic layer (softeval.analysis.replay): the run's outputs packed, the
+    analysis rerun on them in a scratch checkout with no model job allowed, every scores file and
+    table the same bytes; a judge whose format check says yes to everything (world_phrase's
+    pattern) changes that task's scores and the tables, and the comparison names them."""
+    from softeval.analysis import replay
+
+    archive = tmp_path / "outputs.tar.gz"
+    replay.pack(finished_run / "results", archive)
+    expected = replay.computed_digests(finished_run / "results")
+    # 2 models x 2 roles x 4 tasks, each 4 units (zero-shot, few-shot, steps 0 and 80); 9 tables
+    assert len(expected) == 64 + 9 and "tables/claims.csv" in expected and "tables/calibration.csv" in expected
+    assert replay.replay(archive, finished_run) == expected
+
+    broken = tmp_path / "broken"
+    broken.mkdir()
+    for name in replay.CHECKOUT:
+        source = finished_run / name
+        (shutil.copytree if source.is_dir() else shutil.copy2)(source, broken / name)
+    task = broken / "config" / "tasks" / "world_phrase.yaml"
+    original = "pattern: '[^\\s.!?,;:]+(?: [^\\s.!?,;:]+){0,3}'"
+    assert original in task.read_text()
+    task.write_text(task.read_text().replace(original, "pattern: '(?s).*'"))
+    rows = {item: (shown, same) for item, _, shown, same in replay.compare(expected, replay.replay(archive, broken))}
+    scores = next(item for item in rows if item.startswith("scores/"))
+    assert not rows[scores][1] and "world_phrase" in rows[scores][0]
+    assert not rows["tables/knowledge_format.csv"][1]
+
+
 def test_one_model_warns_at_planning_that_rankings_need_two(tmp_path):
     config = yaml.safe_load(TINY.read_text())
     config["models"] = config["models"][:1]

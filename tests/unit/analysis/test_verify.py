@@ -348,3 +348,32 @@ def test_a_record_keeps_each_runs_calibration(tmp_path: Path) -> None:
     path = tmp_path / "published.yaml"
     verify.write_record(record, path)
     assert verify.read_record(path)["calibration"] == record["calibration"]
+
+
+def test_replayed_digests_are_checked_and_a_difference_fails(tmp_path: Path, record: dict) -> None:
+    record["replay"] = {"outputs": "x.tar.gz", "sha256": {"scores/a.jsonl": "1" * 64, "tables/claims.csv": "2" * 64}}
+    run = make_run(tmp_path, "replayed")
+    same = verify.verify(run, record, {"scores/a.jsonl": "1" * 64, "tables/claims.csv": "2" * 64})
+    assert [(r.item, r.inside) for r in rows_of(same, "replay")] == [
+        ("scores/** (1 files)", True),
+        ("tables/claims.csv", True),
+    ]
+    assert verify.passed(same)
+    other = verify.verify(run, record, {"scores/a.jsonl": "1" * 64, "tables/claims.csv": "3" * 64})
+    assert not verify.passed(other) and [r.item for r in other if r.inside is False] == ["tables/claims.csv"]
+    assert "replay: 1 of 2 inside" in verify.report(other, Path("p.yaml"), record)
+    assert not rows_of(verify.verify(run, record), "replay")  # not replayed: no rows
+
+
+def test_a_record_written_before_contrasts_still_reads(tmp_path: Path, record: dict) -> None:
+    """Its ranges were computed for its figures alone (no `family` key): they still read, and
+    its contrasts are tested at that family's per-test level."""
+    old = dict(record)
+    del old["family"]
+    for figure in old["figures"].values():
+        low_high = verify.prediction_range(figure["runs"], figure["kind"], len(old["figures"]))
+        figure["low"], figure["high"] = low_high
+    path = tmp_path / "old.yaml"
+    verify.write_record(old, path)
+    assert verify.record_family(verify.read_record(path)) == len(old["figures"])
+    assert record["family"] == len(record["figures"]) + 7

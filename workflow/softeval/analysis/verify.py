@@ -33,6 +33,7 @@ import numpy as np
 import pandas as pd
 import yaml
 
+from softeval.analysis import replay
 from softeval.analysis.claims.verdicts import claim_verdicts, stability, unstable
 from softeval.analysis.contrasts import CONTRASTS, contrast_values, detectable_drop, lower_bound, t_quantile
 from softeval.analysis.manifest import sha256
@@ -132,6 +133,12 @@ def family_size(figure_runs: dict[str, list[float]]) -> int:
     return len(figure_runs) + sum(contrast_values(c, figure_runs) is not None for c in CONTRASTS)
 
 
+def record_family(record: dict[str, Any]) -> int:
+    """The family a record's ranges were computed for: its `family`, or, in a record written
+    before contrasts existed, its figures alone (so its stored ranges still read)."""
+    return int(record.get("family", len(record["figures"])))
+
+
 def machine_independent_bytes(results: Path) -> dict[str, str]:
     """results-relative path -> sha256 of every machine-independent artifact present."""
     found = sorted({p for pattern in MACHINE_INDEPENDENT for p in results.glob(pattern) if p.is_file()})
@@ -145,8 +152,12 @@ def run_verdicts(tables: Path) -> dict[int, str]:
 # ---- the published record --------------------------------------------------------------------
 
 
-def build_record(runs: dict[str, Path], bytes_from: Path, config: str, note: str = "") -> dict[str, Any]:
-    """A published record from several runs' results (label -> results directory)."""
+def build_record(
+    runs: dict[str, Path], bytes_from: Path, config: str, note: str = "", outputs: str | None = None
+) -> dict[str, Any]:
+    """A published record from several runs' results (label -> results directory). outputs: the
+    name, beside the record, of the archive of `bytes_from`'s outputs (replay.pack): the record
+    then keeps the digests of what that run computed from them (verify's deterministic layer)."""
     if not runs:
         raise InputError("publish-ranges: give at least one --run LABEL=RESULTS_DIR")
     figures_by_run = {label: headline_figures(path / "tables") for label, path in runs.items()}
@@ -155,6 +166,7 @@ def build_record(runs: dict[str, Path], bytes_from: Path, config: str, note: str
         "config": config,
         "note": note,
         "level": LEVEL,
+        "family": 0,  # set below: the tests sharing the false-alarm budget (figures and contrasts)
         "runs": list(runs),
         "bytes": machine_independent_bytes(bytes_from),
         "verdicts": {
@@ -163,11 +175,14 @@ def build_record(runs: dict[str, Path], bytes_from: Path, config: str, note: str
         },
         "figures": {},
     }
+    if outputs is not None:
+        record["replay"] = {"outputs": outputs, "sha256": replay.computed_digests(bytes_from)}
     calibrated = [path / "tables" / "calibration.csv" for path in runs.values()]
     if all(path.is_file() for path in calibrated):  # the calibration over the runs (rule calibration)
         record["calibration"] = calibration_over_runs(dict(zip(runs, calibrated, strict=True)))
     values_of = {name: [round(figures_by_run[label][name].value, 4) for label in runs] for name in names}
     tests = family_size(values_of)
+    record["family"] = tests
     for name in names:
         kind = figures_by_run[next(iter(runs))][name].kind
         values = values_of[name]
@@ -211,7 +226,7 @@ def read_record(path: Path) -> dict[str, Any]:
     missing = {"runs", "bytes", "verdicts", "figures"} - set(record or {})
     if missing:
         raise InputError(f"{path}: keys {sorted(missing)} missing; rewrite it with softeval publish-ranges")
-    tests = family_size({name: figure["runs"] for name, figure in record["figures"].items()})
+    tests = record_family(record)
     for name, figure in record["figures"].items():
         expected = prediction_range(figure["runs"], figure["kind"], tests, record.get("level", LEVEL))
         stored = None if figure.get("low") is None else (figure["low"], figure["high"])
@@ -241,13 +256,16 @@ class Row:
         return {True: "yes", False: "**no**", None: "n/a"}[self.inside]
 
 
-def verify(results: Path, record: dict[str, Any]) -> list[Row]:
-    """One row per byte file, claim and figure: published, this run, inside or not."""
+def verify(results: Path, record: dict[str, Any], replayed: dict[str, str] | None = None) -> list[Row]:
+    """One row per byte file, claim, figure and contrast: published, this run, inside or not; with
+    `replayed` (replay.replay's digests of the record's outputs recomputed here), the replay's rows."""
     rows: list[Row] = []
     actual_bytes = machine_independent_bytes(results)
     for name, digest in sorted(record["bytes"].items()):
         got = actual_bytes.get(name)
         rows.append(Row("bytes", name, digest[:16], "missing" if got is None else got[:16], got == digest))
+    if replayed is not None and "replay" in record:
+        rows += [Row("replay", *row) for row in replay.compare(record["replay"]["sha256"], replayed)]
     verdicts = run_verdicts(results / "tables")
     for claim, by_run in sorted(record["verdicts"].items(), key=lambda item: int(item[0])):
         got = verdicts.get(int(claim), "missing")
@@ -273,7 +291,7 @@ def contrast_rows(figures: dict[str, Figure], record: dict[str, Any]) -> list[Ro
     catches four times in five, and this run's value."""
     published = {name: figure["runs"] for name, figure in record["figures"].items()}
     kinds = {name: figure["kind"] for name, figure in record["figures"].items()}
-    tests, level = family_size(published), record.get("level", LEVEL)
+    tests, level = record_family(record), record.get("level", LEVEL)
     mine = {name: [figure.value] for name, figure in figures.items()}
     rows = []
     for contrast in CONTRASTS:
@@ -315,7 +333,7 @@ def report(rows: list[Row], record_path: Path, record: dict[str, Any]) -> str:
     ]
     lines += [f"| {r.check} | {r.item} | {r.published} | {r.this_run} | {r.mark} |" for r in rows]
     lines.append("")
-    for check in ("bytes", "figure", "contrast", "verdict"):
+    for check in ("bytes", "replay", "figure", "contrast", "verdict"):
         mine = [r for r in rows if r.check == check]
         checked = [r for r in mine if r.inside is not None]
         if mine:
