@@ -13,7 +13,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from softeval.analysis.calibration import CONTROLS, FAILS, Scene, View, calibrate, scene_of, write_calibration
-from softeval.analysis.claims import CLAIMS, HOLDS, NOT_SHOWN, Part
+from softeval.analysis.claims import CLAIMS, HOLDS, NOT_SHOWN, Part, check_claims, claim_verdicts
 from softeval.analysis.claims.verdicts import NOT_APPLICABLE
 from softeval.layout import UnitKey
 from tests.unit.analysis.test_claims import SETTINGS, N, World, hits
@@ -133,6 +133,19 @@ def test_the_controls_meet_their_expectations_where_the_run_has_room():
     assert found[("unformatted_baselines", 2)] == "yes"
     assert found[("twin_ranking", 3)] == "yes"
     assert found[("twin_scores", 5)] == "yes"
+
+
+def test_the_should_fail_controls_undo_a_claim_that_holds_on_the_data():
+    """A run where the method works for claim 3 (the tuned prompt ranks the base models as their
+    twins rank, zero-shot backwards): it holds on the data itself, and the controls that undo the
+    tuning or the pairing make it fail: the manipulations, not the data, decide those rows."""
+    world = ranked_world()
+    for model in world.models:
+        world.set("base", model, "open1", "soft_prompt", 0, **world.arrays[("base", model, "open1", "zero_shot", None)])
+        world.set("base", model, "open1", "soft_prompt", 8, **world.arrays[("post", model, "open1", "zero_shot", None)])
+    assert claim_verdicts(check_claims(world.inputs()))[3] == HOLDS
+    found = expectations(calibrate(world.inputs(), rows_of(world)))
+    assert found[("untuned_prompt", 3)] == "yes" and found[("shuffled_twins", 3)] == "yes"
 
 
 @contextmanager

@@ -377,3 +377,33 @@ def test_a_record_written_before_contrasts_still_reads(tmp_path: Path, record: d
     verify.write_record(old, path)
     assert verify.record_family(verify.read_record(path)) == len(old["figures"])
     assert record["family"] == len(record["figures"]) + 7
+
+
+def test_the_power_of_a_record_of_two_runs_is_computed_not_a_crash() -> None:
+    from softeval.analysis.contrasts import detectable_drop
+
+    drop = detectable_drop([0.1, 0.2], 0.005, 51, 0.95)  # t(1 - 0.05/51, 1) is about 325
+    assert drop > 10 * 0.0707 and drop != float("nan")
+
+
+def test_a_replay_that_does_not_complete_fails_the_check(tmp_path: Path, record: dict, monkeypatch, capsys) -> None:
+    """The workflow stopping on the published outputs (a rule that needs a model, a crashed job) is
+    a failed check (exit 1, its log's tail on stderr), not bad input."""
+    from softeval.analysis import replay
+    from softeval.cli import main
+
+    def stops(*args, **kwargs):
+        raise replay.ReplayFailed("MissingInputException: results/zoo/atlas/base/model.safetensors")
+
+    monkeypatch.setattr(replay, "replay", stops)
+    record["replay"] = {"outputs": "outputs.tar.gz", "sha256": {"tables/claims.csv": "2" * 64}}
+    published = tmp_path / "published.yaml"
+    verify.write_record(record, published)
+    run = make_run(tmp_path, "near", shift=0.005)
+    with pytest.raises(SystemExit) as failed:
+        main(["verify", "--results", str(run), "--published", str(published)])
+    out = capsys.readouterr()
+    assert failed.value.code == 1
+    assert "| replay | the workflow on the published outputs | completes | failed |" in out.out
+    assert "MissingInputException" in out.err
+    assert main(["verify", "--results", str(run), "--published", str(published), "--no-replay"]) == 0

@@ -193,6 +193,15 @@ control(
         edit=_unformatted((BASE, POST)),
     )
 )
+
+
+def _ranked_names(scene: Scene) -> dict[str, str]:
+    """Each model's name prefixed by its place in the post-trained ranking, zero-padded so that the
+    names sort in that order (tie-breaks favour the name that sorts first)."""
+    width = len(str(len(scene.post_order)))
+    return {model: f"{i:0{width}d}-{model}" for i, model in enumerate(scene.post_order, 1)}
+
+
 control(
     Control(
         "compressed_ties",
@@ -200,7 +209,9 @@ control(
         "models named so that their names sort as the post-trained ranking: agreement made by tie-breaks",
         {4: HOLDS},
         edit=_unformatted((BASE,)),
-        aliases=lambda s: {model: f"{i:02d}-{model}" for i, model in enumerate(s.post_order, 1)},
+        aliases=lambda s: {
+            model: f"{i:0{len(str(len(s.post_order)))}d}-{model}" for i, model in enumerate(s.post_order, 1)
+        },
         needs=_two_twins,
     )
 )
@@ -251,6 +262,9 @@ class View:
         return np.array([float(row[metric]) for row in self.unit_rows(unit)])
 
     def choices(self, model: str, task: str, method: str, step: int | None) -> tuple[list[int], int]:
+        """A base unit's options chosen, from its source unit's model, method and step in the base
+        role (the run's choice files are the base models'): a control that takes a post-trained
+        unit's rows (twin_*) leaves claim 1's collapse check on the base model's own choices."""
         assert self.base_choices is not None
         real = UnitKey(self.real.get(model, model), BASE, task, method, step)
         source = self.item.source(real, self.scene) if self.item.source else real

@@ -127,4 +127,9 @@ def detectable_drop(values: Sequence[float], sd_floor: float, tests: int, level:
     def shortfall(drop: float) -> float:
         return float(stats.nct.cdf(-critical, df, -drop / scale)) - power
 
-    return float(optimize.brentq(shortfall, 0.0, 100 * scale + 1))
+    high = scale
+    while shortfall(high) < 0:  # widen until the power is reached (few runs: a wide t)
+        if high > 1e6 * scale:
+            return math.inf
+        high *= 2
+    return float(optimize.brentq(shortfall, 0.0, high))

@@ -5,8 +5,8 @@ does not: judging, aggregation, the tables, the claims and their calibration are
 seeded numpy and fixed formatting. A published record therefore ships one run's per-example
 outputs (its generations, option log-likelihoods, data splits and the zoo's truth table, packed
 by `pack`) with the sha256 of what the run computed from them; `replay` runs the workflow's own
-rules on them in a scratch checkout, no model job allowed, and `replay_digests` is compared with
-the record byte for byte. A judge, aggregation or claim logic that changed fails here, on any
+rules on them in a scratch checkout, no model job allowed, and `computed_digests` of the result is
+compared with the record byte for byte. A judge, aggregation or claim logic that changed fails here, on any
 machine, whatever the zoo.
 """
 
@@ -21,6 +21,7 @@ import subprocess
 import sys
 import tarfile
 import tempfile
+import time
 from pathlib import Path
 
 from softeval.schema import InputError
@@ -50,8 +51,9 @@ COMPUTED = (
     "tables/claims.csv",
     "tables/calibration.csv",
 )
-# The rules a replay may run: none of them loads a model under evaluation.
-RULES = ("build_world", "prepare_task", "judge", "aggregate", "tables", "claims", "calibration")
+# The rules a replay may run: none of them loads a model under evaluation. Rules outside this list
+# leave Snakemake's graph, so their shipped outputs (world, splits, generations) are its sources.
+RULES = ("judge", "aggregate", "tables", "claims", "calibration")
 TARGETS = ("tables/claims.csv", "tables/calibration.csv", "tables/leaderboard.csv")
 CHECKOUT = ("Snakefile", "workflow", "config", "envs")
 
@@ -84,13 +86,32 @@ def pack(results: Path, archive: Path) -> None:
     archive.write_bytes(gzip.compress(buffer.getvalue(), mtime=0))
 
 
-def replay(archive: Path, root: Path, cores: int = 2, workdir: Path | None = None) -> dict[str, str]:
+class ReplayFailed(Exception):
+    """The workflow did not complete on the published outputs (verify reports it as a failed check)."""
+
+
+def _safe_members(tar: tarfile.TarFile, archive: Path) -> list[tarfile.TarInfo]:
+    """Regular files under relative paths only: a published archive never holds anything else."""
+    members = tar.getmembers()
+    for member in members:
+        path = Path(member.name)
+        if not member.isfile() or path.is_absolute() or ".." in path.parts:
+            raise InputError(f"{archive}: member {member.name!r} is not a plain relative file; restore it from git")
+    return members
+
+
+def replay(
+    archive: Path, root: Path, cores: int = 2, workdir: Path | None = None, configfile: str | None = None
+) -> dict[str, str]:
     """The workflow's analysis rerun on a published run's outputs, in a scratch checkout (the
-    workflow files of `root`); the digests of what it computed. Outputs are unpacked after the
-    checkout, so they are newer than its task files, and only RULES may run: a job that would need
-    a model is an error, not a silent rebuild."""
+    workflow files of `root`, with `configfile` from it if given); the digests of what it computed.
+    The outputs are unpacked after the checkout and stamped with one time, so they are newer than
+    its task files, and only RULES may run: a job that would need a model is an error, not a silent
+    rebuild. The jobs run with this interpreter's environment first on PATH (as `softeval run`'s)."""
     if not archive.is_file():
         raise InputError(f"{archive}: the published outputs are missing; restore them from git")
+    if not (root / "Snakefile").is_file():
+        raise InputError(f"{root}: no Snakefile; run verify from the repository root or give --checkout")
     scratch = Path(tempfile.mkdtemp(prefix="softeval-replay-")) if workdir is None else workdir
     scratch.mkdir(parents=True, exist_ok=True)
     try:
@@ -102,26 +123,25 @@ def replay(archive: Path, root: Path, cores: int = 2, workdir: Path | None = Non
                 shutil.copy2(source, scratch / name)
         results = scratch / "results"
         with tarfile.open(archive, "r:gz") as tar:
-            tar.extractall(results, filter="data")
-            names = tar.getnames()
-        for name in names:  # newer than the checkout's task files, all alike: nothing upstream is rerun
-            os.utime(results / name)
-        command = [
-            sys.executable,
-            "-m",
-            "snakemake",
-            "--cores",
-            str(cores),
-            "--allowed-rules",
-            *RULES,
-            "--rerun-triggers",
-            "mtime",
-            "--",
-            *(f"results/{t}" for t in TARGETS),
-        ]
-        done = subprocess.run(command, cwd=scratch, capture_output=True, text=True, env=os.environ.copy())
+            members = _safe_members(tar, archive)
+            for member in members:
+                target = results / member.name
+                target.parent.mkdir(parents=True, exist_ok=True)
+                source_file = tar.extractfile(member)
+                assert source_file is not None
+                target.write_bytes(source_file.read())
+        now = time.time()
+        for member in members:
+            os.utime(results / member.name, (now, now))
+        command = [sys.executable, "-m", "snakemake", "--cores", str(cores), "--allowed-rules", *RULES]
+        command += ["--rerun-triggers", "mtime"]
+        command += ["--configfile", configfile] if configfile else []
+        command += ["--", *(f"results/{t}" for t in TARGETS)]
+        env = os.environ.copy()
+        env["PATH"] = os.pathsep.join([str(Path(sys.executable).parent), env.get("PATH", "")])
+        done = subprocess.run(command, cwd=scratch, capture_output=True, text=True, env=env)
         if done.returncode != 0:
-            raise InputError(f"replay of {archive} failed:\n{(done.stdout + done.stderr)[-3000:]}")
+            raise ReplayFailed((done.stdout + done.stderr)[-3000:])
         return computed_digests(results)
     finally:
         if workdir is None:

@@ -11,7 +11,8 @@ another machine's zoo has other weights, its tables other figures. What holds an
   least as much as a change of CPU does, since both perturb the same chaotic training);
 - each pre-registered **contrast** (softeval.analysis.contrasts: format climb, soft prompt minus
   zero-shot, post-trained minus base, ...) not below its one-sided bound: what the method does,
-  within the run, so a pipeline that kills an effect fails even where every figure stays in range.
+  within the run: a pipeline that kills an effect at least as large as the contrast's stated drop
+  (its power, from the published runs' spread) fails even where every figure stays in range.
   Figures and contrasts share one family (Bonferroni): a correct run fails with probability
   at most 5 %.
 
@@ -227,6 +228,12 @@ def read_record(path: Path) -> dict[str, Any]:
     if missing:
         raise InputError(f"{path}: keys {sorted(missing)} missing; rewrite it with softeval publish-ranges")
     tests = record_family(record)
+    needed = family_size({name: figure["runs"] for name, figure in record["figures"].items()})
+    if "family" in record and tests < needed:
+        raise InputError(
+            f"{path}: family {tests} is smaller than its {needed} figures and contrasts; "
+            "rewrite it with softeval publish-ranges"
+        )
     for name, figure in record["figures"].items():
         expected = prediction_range(figure["runs"], figure["kind"], tests, record.get("level", LEVEL))
         stored = None if figure.get("low") is None else (figure["low"], figure["high"])

@@ -26,11 +26,22 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 def run(args: argparse.Namespace) -> None:
     record_path = Path(args.published)
     record = verify.read_record(record_path)
-    replayed = None
-    if args.replay and "replay" in record:
+    replayed: dict[str, str] | None = None
+    failure = ""
+    if not args.replay:
+        print("replay: skipped (--no-replay)")
+    elif "replay" not in record:
+        print(f"replay: {record_path} ships no outputs (publish-ranges --outputs): nothing to replay")
+    else:
         archive = record_path.parent / record["replay"]["outputs"]
-        replayed = replay.replay(archive, Path(args.checkout), cores=args.cores)
+        try:
+            replayed = replay.replay(archive, Path(args.checkout), cores=args.cores, configfile=record.get("config"))
+        except replay.ReplayFailed as failed:
+            failure = str(failed)
     rows = verify.verify(Path(args.results), record, replayed)
+    if failure:
+        rows.insert(0, verify.Row("replay", "the workflow on the published outputs", "completes", "failed", False))
+        print(f"softeval verify: the replay did not complete; its log ends:\n{failure}", file=sys.stderr)
     print(verify.report(rows, record_path, record), end="")
     if not verify.passed(rows):  # exit 1: a check failed (2 is kept for bad input, as every command)
         print(
