@@ -255,23 +255,22 @@ def test_contrast_bounds_and_power_by_hand() -> None:
 
 
 def test_contrasts_and_figures_together_raise_a_false_alarm_at_most_5_percent_of_runs() -> None:
-    """Simulation at the record's shape: 10 runs of 44 figures and 7 contrasts, one more run from
-    the same distribution; it fails a figure range or a contrast bound in at most 5 % of trials
-    (2 standard errors of 2,000 trials allowed)."""
+    """Simulation at the record's shape: 10 runs of 44 figures and 7 contrasts, half the budget to
+    each (verify.denominators), one more run from the same distribution; it fails a figure range or
+    a contrast bound in at most 5 % of trials (2 standard errors of 2,000 trials allowed)."""
     from softeval.analysis.contrasts import lower_bound
 
     rng = np.random.default_rng(1)
     n, figures, contrasts, trials = 10, 44, 7, 2000
-    tests = figures + contrasts
     alarms = 0
     for _ in range(trials):
         mean, sd = rng.uniform(0.3, 0.7, figures), rng.uniform(0.01, 0.05, figures)
         runs, new = rng.normal(mean, sd, (n, figures)), rng.normal(mean, sd)
-        ranges = [verify.prediction_range(list(runs[:, j]), "share", tests) for j in range(figures)]
+        ranges = [verify.prediction_range(list(runs[:, j]), "share", 2 * figures) for j in range(figures)]
         bad = any(not lo <= round(v, 4) <= hi for (lo, hi), v in zip(ranges, new, strict=True))
         for j in range(contrasts):  # a contrast: the difference of two figures of the run
             diffs = runs[:, 2 * j] - runs[:, 2 * j + 1]
-            bound = lower_bound([round(d, 4) for d in diffs], 0.005, tests, 0.95)
+            bound = lower_bound([round(d, 4) for d in diffs], 0.005, 2 * contrasts, 0.95)
             bad |= round(new[2 * j] - new[2 * j + 1], 4) < bound
         alarms += bad
     assert alarms / trials <= 0.05 + 2 * np.sqrt(0.05 * 0.95 / trials), alarms / trials
@@ -375,8 +374,9 @@ def test_a_record_written_before_contrasts_still_reads(tmp_path: Path, record: d
         figure["low"], figure["high"] = low_high
     path = tmp_path / "old.yaml"
     verify.write_record(old, path)
-    assert verify.record_family(verify.read_record(path)) == len(old["figures"])
+    assert verify.denominators(verify.read_record(path)) == (len(old["figures"]), len(old["figures"]))
     assert record["family"] == len(record["figures"]) + 7
+    assert verify.denominators(record) == (2 * len(record["figures"]), 2 * 7)  # half the budget each
 
 
 def test_the_power_of_a_record_of_two_runs_is_computed_not_a_crash() -> None:
@@ -407,3 +407,45 @@ def test_a_replay_that_does_not_complete_fails_the_check(tmp_path: Path, record:
     assert "| replay | the workflow on the published outputs | completes | failed |" in out.out
     assert "MissingInputException" in out.err
     assert main(["verify", "--results", str(run), "--published", str(published), "--no-replay"]) == 0
+
+
+# ---- the shipped record against another machine's run, and broken versions of it ---------------
+
+INTEL = ROOT / "tests" / "data" / "reference-runs" / "intel-xeon-default"
+
+
+def intel_run(root: Path, edit=None) -> Path:
+    """The other machine's run of the default (tests/data/reference-runs/intel-xeon-default), its
+    knowledge/format table edited the way a broken pipeline would write it."""
+    results = root / "intel" / "results"
+    (results / "tables").mkdir(parents=True)
+    for table in TABLES:
+        shutil.copy(INTEL / table, results / "tables" / table)
+    if edit is not None:
+        broken(results, edit)
+    return results
+
+
+def statistical(rows: list[verify.Row]) -> list[verify.Row]:
+    return [r for r in rows if r.check in ("figure", "contrast")]
+
+
+def test_another_machines_run_of_the_default_is_inside_the_published_record(tmp_path: Path) -> None:
+    """A correct run made elsewhere (another Intel machine, an earlier commit with the same world,
+    zoo and evaluation) against the record shipped today: every figure and contrast inside."""
+    record = verify.read_record(ROOT / "config" / "published" / "default.yaml")
+    rows = statistical(verify.verify(intel_run(tmp_path), record))
+    assert len(rows) == 44 + 7 and all(r.inside for r in rows), [(r.item, r.this_run) for r in rows if not r.inside]
+
+
+def test_that_run_with_twins_never_post_trained_fails_the_published_record(tmp_path: Path) -> None:
+    def untrained_twins(table: pd.DataFrame) -> None:
+        for column in ("knowledge", "format", "strict"):
+            post = table["role"] == "post"
+            base = table[table["role"] == "base"].set_index(["method", "step"])[column]
+            keys = list(zip(table.loc[post, "method"], table.loc[post, "step"], strict=True))
+            table.loc[post, column] = [base.get(k, np.nan) for k in keys]
+
+    record = verify.read_record(ROOT / "config" / "published" / "default.yaml")
+    rows = statistical(verify.verify(intel_run(tmp_path, untrained_twins), record))
+    assert ("contrast", "post-trained minus base") in {(r.check, r.item) for r in rows if r.inside is False}

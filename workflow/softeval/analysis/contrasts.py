@@ -5,8 +5,8 @@ published runs put it; with a handful of seeds its range is wide, and a pipeline
 effect moves the two figures of a difference together, inside both ranges. A contrast is that
 difference, taken within the run (soft prompt minus zero-shot, post-trained minus base, ...),
 and tested one-sided, in the direction a regression takes it: it must not fall below what the
-published runs make a new run's value, at a level shared with the figures (Bonferroni over the
-figures and the contrasts together: family-wise false alarm <= 5 %). Each contrast's power, the
+published runs make a new run's value. Half the 5 % false-alarm budget goes to the contrasts,
+half to the figures, Bonferroni within each (verify.denominators). Each contrast's power, the
 smallest drop it catches four times in five, is computed from the same runs (docs/reproducing.md).
 """
 

@@ -13,8 +13,8 @@ another machine's zoo has other weights, its tables other figures. What holds an
   zero-shot, post-trained minus base, ...) not below its one-sided bound: what the method does,
   within the run: a pipeline that kills an effect at least as large as the contrast's stated drop
   (its power, from the published runs' spread) fails even where every figure stays in range.
-  Figures and contrasts share one family (Bonferroni): a correct run fails with probability
-  at most 5 %.
+  Figures and contrasts share the 5 % false-alarm budget, half each (weighted Bonferroni): a
+  correct run fails with probability at most 5 %.
 
 Each claim's verdict is reported beside them, not checked: a verdict the seeds disagree on
 (unstable) would fail correct runs, and "not shown" would pass a pipeline that kills every effect.
@@ -131,13 +131,22 @@ def prediction_range(values: list[float], kind: str, figures: int, level: float 
 
 def family_size(figure_runs: dict[str, list[float]]) -> int:
     """How many tests share the false-alarm budget: every figure and every contrast the figures allow."""
-    return len(figure_runs) + sum(contrast_values(c, figure_runs) is not None for c in CONTRASTS)
+    return len(figure_runs) + contrasts_of(figure_runs)
 
 
-def record_family(record: dict[str, Any]) -> int:
-    """The family a record's ranges were computed for: its `family`, or, in a record written
-    before contrasts existed, its figures alone (so its stored ranges still read)."""
-    return int(record.get("family", len(record["figures"])))
+def contrasts_of(figure_runs: dict[str, list[float]]) -> int:
+    return sum(contrast_values(c, figure_runs) is not None for c in CONTRASTS)
+
+
+def denominators(record: dict[str, Any]) -> tuple[int, int]:
+    """Bonferroni denominators of (each figure's range, each contrast's bound): half the
+    false-alarm budget to the figures, half to the few pre-registered contrasts, which are the
+    primary tests (so a contrast's bound is not diluted by the 44 figures). A record written before
+    contrasts existed (no `family`) keeps its figures' ranges; its contrasts are tested at that level."""
+    figures = {name: figure["runs"] for name, figure in record["figures"].items()}
+    if "family" not in record:
+        return len(figures), len(figures)
+    return 2 * len(figures), 2 * max(contrasts_of(figures), 1)
 
 
 def machine_independent_bytes(results: Path) -> dict[str, str]:
@@ -167,7 +176,7 @@ def build_record(
         "config": config,
         "note": note,
         "level": LEVEL,
-        "family": 0,  # set below: the tests sharing the false-alarm budget (figures and contrasts)
+        "family": 0,  # set below: the figures and contrasts sharing the false-alarm budget
         "runs": list(runs),
         "bytes": machine_independent_bytes(bytes_from),
         "verdicts": {
@@ -182,8 +191,8 @@ def build_record(
     if all(path.is_file() for path in calibrated):  # the calibration over the runs (rule calibration)
         record["calibration"] = calibration_over_runs(dict(zip(runs, calibrated, strict=True)))
     values_of = {name: [round(figures_by_run[label][name].value, 4) for label in runs] for name in names}
-    tests = family_size(values_of)
-    record["family"] = tests
+    record["family"] = family_size(values_of)
+    tests = denominators(record | {"figures": {name: {"runs": v} for name, v in values_of.items()}})[0]
     for name in names:
         kind = figures_by_run[next(iter(runs))][name].kind
         values = values_of[name]
@@ -227,13 +236,13 @@ def read_record(path: Path) -> dict[str, Any]:
     missing = {"runs", "bytes", "verdicts", "figures"} - set(record or {})
     if missing:
         raise InputError(f"{path}: keys {sorted(missing)} missing; rewrite it with softeval publish-ranges")
-    tests = record_family(record)
     needed = family_size({name: figure["runs"] for name, figure in record["figures"].items()})
-    if "family" in record and tests < needed:
+    if "family" in record and record["family"] != needed:
         raise InputError(
-            f"{path}: family {tests} is smaller than its {needed} figures and contrasts; "
+            f"{path}: family {record['family']} is not its {needed} figures and contrasts; "
             "rewrite it with softeval publish-ranges"
         )
+    tests = denominators(record)[0]
     for name, figure in record["figures"].items():
         expected = prediction_range(figure["runs"], figure["kind"], tests, record.get("level", LEVEL))
         stored = None if figure.get("low") is None else (figure["low"], figure["high"])
@@ -298,7 +307,7 @@ def contrast_rows(figures: dict[str, Figure], record: dict[str, Any]) -> list[Ro
     catches four times in five, and this run's value."""
     published = {name: figure["runs"] for name, figure in record["figures"].items()}
     kinds = {name: figure["kind"] for name, figure in record["figures"].items()}
-    tests, level = record_family(record), record.get("level", LEVEL)
+    tests, level = denominators(record)[1], record.get("level", LEVEL)
     mine = {name: [figure.value] for name, figure in figures.items()}
     rows = []
     for contrast in CONTRASTS:
