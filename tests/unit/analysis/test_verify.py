@@ -449,3 +449,20 @@ def test_that_run_with_twins_never_post_trained_fails_the_published_record(tmp_p
     record = verify.read_record(ROOT / "config" / "published" / "default.yaml")
     rows = statistical(verify.verify(intel_run(tmp_path, untrained_twins), record))
     assert ("contrast", "post-trained minus base") in {(r.check, r.item) for r in rows if r.inside is False}
+
+
+def test_five_runs_from_another_machine_are_inside_the_published_record() -> None:
+    """The record of the default's seeds 0-4 made before this one, on a 2-core AMD EPYC at an
+    earlier commit (tests/data/reference-runs/amd-epyc-default-seeds-0-4.yaml keeps every run's
+    figures): each run, judged as a new run against today's record (Intel Xeon, seeds 0-9), is
+    inside all 44 figure ranges and all 7 contrast bounds."""
+    record = verify.read_record(ROOT / "config" / "published" / "default.yaml")
+    other = yaml.safe_load((ROOT / "tests" / "data" / "reference-runs" / "amd-epyc-default-seeds-0-4.yaml").read_text())
+    assert len(other["runs"]) == 5
+    for i, label in enumerate(other["runs"]):
+        figures = {name: verify.Figure(f["runs"][i], f["kind"]) for name, f in other["figures"].items()}
+        outside = [
+            name for name, f in record["figures"].items() if not f["low"] <= round(figures[name].value, 4) <= f["high"]
+        ]
+        contrasts = verify.contrast_rows(figures, record)
+        assert len(contrasts) == 7 and all(r.inside for r in contrasts) and not outside, (label, outside)

@@ -5,7 +5,8 @@ another machine's zoo has other weights, its tables other figures. What holds an
 
 - **bytes** of the artifacts computed from integers and seeded numpy alone (the world, the
   task splits, the tokenizer, the rule judge's verdicts on the fixed validation set);
-- each claim's **verdict**, one that the published runs gave (the same when every run agreed);
+- the **replay** (softeval.analysis.replay): what the analysis computes from a published run's
+  shipped model outputs, recomputed here byte for byte;
 - each headline **figure** inside its published range: a simultaneous prediction interval for
   one new run from the published runs (several seeds: a change of seed moves the figures at
   least as much as a change of CPU does, since both perturb the same chaotic training);
