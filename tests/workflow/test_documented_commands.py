@@ -119,6 +119,7 @@ RUN: dict[str, Run] = {
     # verify checks a finished *default* run against its published ranges: on the small run it
     # runs, reads everything, and says no (the default run's own test: tests/unit/analysis/test_verify.py)
     "softeval verify --published config/published/default.yaml": Run(expect="bytes", returncode=1),
+    "softeval verify --no-replay": Run(expect="replay: skipped (--no-replay)", returncode=1),
     "softeval publish-ranges --run LABEL=RESULTS ... --bytes-from RESULTS --config FILE --out FILE": Run(
         "softeval publish-ranges --run 'seed 3=results' --bytes-from results --config config/config.yaml "
         "--out ../published.yaml",
