@@ -301,14 +301,16 @@ def broken(run: Path, edit) -> Path:
     return run
 
 
-def test_a_pipeline_whose_twins_were_never_post_trained_fails_its_contrast(tmp_path: Path, record: dict) -> None:
-    def untrained_twins(table: pd.DataFrame) -> None:
-        for column in ("knowledge", "format", "strict"):
-            post = table["role"] == "post"
-            base = table[table["role"] == "base"].set_index(["method", "step"])[column]
-            keys = list(zip(table.loc[post, "method"], table.loc[post, "step"], strict=True))
-            table.loc[post, column] = [base.get(k, np.nan) for k in keys]
+def untrained_twins(table: pd.DataFrame) -> None:
+    """A knowledge/format table whose post-trained rows are their base models' (twins never trained)."""
+    for column in ("knowledge", "format", "strict"):
+        post = table["role"] == "post"
+        base = table[table["role"] == "base"].set_index(["method", "step"])[column]
+        keys = list(zip(table.loc[post, "method"], table.loc[post, "step"], strict=True))
+        table.loc[post, column] = [base.get(k, np.nan) for k in keys]
 
+
+def test_a_pipeline_whose_twins_were_never_post_trained_fails_its_contrast(tmp_path: Path, record: dict) -> None:
     rows = verify.verify(broken(make_run(tmp_path, "untrained"), untrained_twins), record)
     failed = {(r.check, r.item) for r in rows if r.inside is False}
     assert ("contrast", "post-trained minus base") in failed
@@ -439,13 +441,6 @@ def test_another_machines_run_of_the_default_is_inside_the_published_record(tmp_
 
 
 def test_that_run_with_twins_never_post_trained_fails_the_published_record(tmp_path: Path) -> None:
-    def untrained_twins(table: pd.DataFrame) -> None:
-        for column in ("knowledge", "format", "strict"):
-            post = table["role"] == "post"
-            base = table[table["role"] == "base"].set_index(["method", "step"])[column]
-            keys = list(zip(table.loc[post, "method"], table.loc[post, "step"], strict=True))
-            table.loc[post, column] = [base.get(k, np.nan) for k in keys]
-
     record = verify.read_record(ROOT / "config" / "published" / "default.yaml")
     rows = statistical(verify.verify(intel_run(tmp_path, untrained_twins), record))
     assert ("contrast", "post-trained minus base") in {(r.check, r.item) for r in rows if r.inside is False}

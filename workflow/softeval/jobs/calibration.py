@@ -8,18 +8,13 @@ from pathlib import Path
 
 from softeval.analysis.calibration import calibrate, write_calibration
 from softeval.analysis.verify import read_record
-from softeval.jobs.arguments import add_analysis
-from softeval.jobs.claims import claim_inputs
+from softeval.jobs.claims import add_claim_inputs, claim_inputs
 from softeval.jobs.report import UnitReader
 from softeval.settings import AnalysisSettings
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    add_analysis(parser, scores=True)
-    parser.add_argument("--swap", required=True, help="results/tables/swap_distance.csv")
-    parser.add_argument(
-        "--swap-draws", required=True, help="results/tables/swap_distance_draws.parquet (the tables job's bootstrap)"
-    )
+    add_claim_inputs(parser)
     parser.add_argument("--out", required=True, help="output stem: writes <out>.csv and <out>.md")
     parser.add_argument("--published", help="a published record: how often its runs met each expectation")
 

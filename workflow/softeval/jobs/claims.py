@@ -19,11 +19,7 @@ from softeval.settings import AnalysisSettings
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    add_analysis(parser, scores=True)
-    parser.add_argument("--swap", required=True, help="results/tables/swap_distance.csv")
-    parser.add_argument(
-        "--swap-draws", required=True, help="results/tables/swap_distance_draws.parquet (the tables job's bootstrap)"
-    )
+    add_claim_inputs(parser)
     parser.add_argument("--out", required=True, help="output stem: writes <out>.csv, .md, .tex")
     parser.add_argument("--published", help="a published record: its runs' verdicts are quoted in claims.md")
 
@@ -60,6 +56,15 @@ def run_claims(
         record = read_record(published)
         stability = (published.as_posix(), {int(claim): runs for claim, runs in record["verdicts"].items()})
     write_claims(check_claims(inputs), out_stem, pilot_note(inputs.summary), inputs.swap, stability)
+
+
+def add_claim_inputs(parser: argparse.ArgumentParser) -> None:
+    """The flags of what the claims read (claim_inputs), shared with `softeval calibration`."""
+    add_analysis(parser, scores=True)
+    parser.add_argument("--swap", required=True, help="results/tables/swap_distance.csv")
+    parser.add_argument(
+        "--swap-draws", required=True, help="results/tables/swap_distance_draws.parquet (the tables job's bootstrap)"
+    )
 
 
 def claim_inputs(
