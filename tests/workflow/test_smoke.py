@@ -1,12 +1,19 @@
-"""The real-task path end to end (tests/configs/smoke.yaml): the seven real benchmark task files over
-the fixtures read as a local mirror, two random Llama-style models with a 32k-token tokenizer
-trained locally, chat templates for post-trained roles — through snakemake, offline, on CPU."""
+"""The real-task path end to end, as a user with base checkpoints runs it: `softeval run` from a
+regular (non-editable) install, in an empty folder outside the checkout, on tests/configs/smoke.yaml
+(the seven real benchmark task files over the fixtures read as a local mirror, two random
+Llama-style models with a 32k-token tokenizer trained locally, chat templates for post-trained
+roles; offline, on CPU); then one more model, and only its jobs run."""
 
 from __future__ import annotations
 
 import json
+import os
+import re
+import shutil
 import subprocess
 import sys
+from dataclasses import dataclass
+from pathlib import Path
 
 import pandas as pd
 import pytest
@@ -19,32 +26,88 @@ from tests.workflow.test_workflow import planned_jobs, snakemake
 
 pytestmark = pytest.mark.integration
 SMOKE = ROOT / "tests" / "configs" / "smoke.yaml"
-# CI runs tests/configs/smoke.yaml on four of its seven tasks; tests/unit/engine/test_real_model.py runs the other three
-# through the workflow on a real model, so every real task file passes through snakemake in CI while
-# each job's start-up (~4 s of imports on 2 cores) is paid about half as often.
+# CI runs tests/configs/smoke.yaml on four of its seven tasks; tests/workflow/test_real_small.py runs the other
+# three through the workflow on a real model, so every real task file passes through snakemake in CI while
+# each job's start-up (~6 s of imports on 2 cores) is paid about half as often.
 TASKS = ["gsm8k", "triviaqa", "mmlu", "arc_challenge"]
 # The fixtures' test rows: triviaqa repeats one question as its validation split does (web and
 # wikipedia files).
 TEST_ROWS = {"gsm8k": 10, "triviaqa": 11, "mmlu": 10, "arc_challenge": 10}
 CLOSED = ["mmlu", "arc_challenge"]
+# What a source distribution holds (setup.py copies the workflow's files into the package).
+SOURCE = ("pyproject.toml", "setup.py", "MANIFEST.in", "README.md", "Snakefile", "workflow", "config", "envs")
+# The flags laid over the config file; the test workers already fill the cores (smoke.yaml: one thread a job).
+FLAGS = ["--tasks", ",".join(TASKS), "--mirror", str(ROOT / "tests" / "fixtures"), "--out", "ranking", "--cores", "2"]
+
+
+@dataclass(frozen=True)
+class SmokeRun:
+    folder: Path  # where the user ran `softeval run`
+    env: dict[str, str]  # the installed package first on the path
+    first: subprocess.CompletedProcess[str]
+
+    @property
+    def results(self) -> Path:
+        return self.folder / "ranking" / "results"
 
 
 @pytest.fixture(scope="module")
-def smoke_config(tmp_path_factory):
-    config = yaml.safe_load(SMOKE.read_text())
-    assert set(TASKS) < set(config["tasks"]) and len(config["tasks"]) == 7
-    config["tasks"] = TASKS
-    path = tmp_path_factory.mktemp("smoke-config") / "smoke.yaml"
-    path.write_text(yaml.safe_dump(config))
-    return path
+def installed(tmp_path_factory) -> dict[str, str]:
+    """softeval installed as a wheel would be, into a folder of its own put first on the path."""
+    source = tmp_path_factory.mktemp("source")
+    for name in SOURCE:
+        if (ROOT / name).is_dir():
+            ignore = shutil.ignore_patterns("__pycache__", "*.egg-info", "build")
+            shutil.copytree(ROOT / name, source / name, ignore=ignore)
+        else:
+            shutil.copy2(ROOT / name, source / name)
+    site = tmp_path_factory.mktemp("site")
+    pip = [sys.executable, "-m", "pip", "install", "--quiet", "--no-deps", "--no-build-isolation"]
+    subprocess.run([*pip, "--target", str(site), str(source)], check=True, timeout=300)
+    return {**os.environ, "PYTHONPATH": str(site), "HF_HUB_OFFLINE": "1", "HF_DATASETS_OFFLINE": "1"}
+
+
+def softeval(env: dict[str, str], cwd: Path, *args: str) -> subprocess.CompletedProcess[str]:
+    command = [sys.executable, "-m", "softeval", *args]
+    return subprocess.run(command, cwd=cwd, env=env, capture_output=True, text=True, timeout=1200)
 
 
 @pytest.fixture(scope="module")
-def smoke_run(tmp_path_factory, smoke_config):
-    workdir = tmp_path_factory.mktemp("smoke")
-    result = snakemake(workdir, "--cores", "2", configfile=smoke_config)
-    assert result.returncode == 0, result.stderr[-3000:]
-    return workdir / "results"
+def smoke(installed, tmp_path_factory) -> SmokeRun:
+    folder = tmp_path_factory.mktemp("user")
+    first = softeval(installed, folder, "run", "--configfile", str(SMOKE), *FLAGS)
+    assert first.returncode == 0, first.stderr[-3000:]
+    return SmokeRun(folder, installed, first)
+
+
+@pytest.fixture(scope="module")
+def smoke_run(smoke) -> Path:
+    return smoke.results
+
+
+def jobs_run(log: Path) -> list[tuple[str, str]]:
+    """(rule, wildcards) of every job a run's Snakemake output shows starting."""
+    jobs, rule = [], None
+    for line in log.read_text().splitlines():
+        if match := re.match(r"^(?:local)?rule (\w+):", line):
+            rule = match[1]
+            jobs.append((rule, ""))
+        elif rule and (match := re.match(r"^\s+wildcards: (.*)$", line)):
+            jobs[-1] = (rule, match[1])
+    return jobs
+
+
+def test_the_installed_package_runs_from_an_empty_folder(smoke):
+    probe = "import json, softeval.shipped as s; print(json.dumps([s.__file__, str(s.workflow_root())]))"
+    found = subprocess.run(
+        [sys.executable, "-c", probe], cwd=smoke.folder, env=smoke.env, capture_output=True, text=True, check=True
+    )
+    where = json.loads(found.stdout)
+    assert not where[0].startswith(str(ROOT)) and where[1].endswith("softeval/_workflow"), where
+    assert "rand-a" in smoke.first.stdout and "rand-b" in smoke.first.stdout  # the leaderboard, printed
+    assert re.search(r"^\d+/\d+ jobs, ", smoke.first.stderr, re.M)  # the status line
+    config = yaml.safe_load((smoke.folder / "ranking" / "config.yaml").read_text())
+    assert config["tasks"] == TASKS and config["data"]["mirror"] == str(ROOT / "tests" / "fixtures")
 
 
 def rows(path):
@@ -113,9 +176,10 @@ def test_review_shows_every_accepted_answer(smoke_run):
     assert "gold     | 'Paris'" in shown and "aliases  | 'Paris, France', 'City of Light'" in shown
 
 
-def test_a_rerun_has_nothing_to_do(smoke_run, smoke_config):
-    result = snakemake(smoke_run.parent, "-n", configfile=smoke_config)
-    assert result.returncode == 0 and "Nothing to be done" in result.stdout + result.stderr
+def test_a_rerun_has_nothing_to_do(smoke):
+    again = softeval(smoke.env, smoke.folder, "run", "--configfile", str(SMOKE), *FLAGS, "--", "-n")
+    assert again.returncode == 0, again.stderr[-3000:]
+    assert "Nothing to be done" in (smoke.folder / "ranking" / "logs" / "softeval-run.log").read_text()
 
 
 def test_the_paper_config_plans_offline(tmp_path):
@@ -139,3 +203,45 @@ def test_the_paper_config_plans_offline(tmp_path):
     assert "config/tasks/_lettered_choice.yaml" in tune and "config/tasks/mmlu.yaml" in tune
     gsm8k = next(b for b in result.stdout.split("\n\n") if "rule prepare_task:" in b and "gsm8k.yaml" in b)
     assert "_lettered_choice.yaml" not in gsm8k
+
+
+def test_adding_a_model_runs_only_its_jobs(smoke, tmp_path):
+    """Last in the module (it changes the run): a third model, base only, as a checkpoint with no
+    post-trained version is given; its jobs and the report's run, no other model's file changes."""
+    config = yaml.safe_load(SMOKE.read_text())
+    third = {**config["models"][0], "name": "rand-c", "description": "random weights, seed 3"}
+    config["models"].append({**third, "random": {**third["random"], "seed": 3}, "post": False})
+    (tmp_path / "three.yaml").write_text(yaml.safe_dump(config))
+    out = smoke.folder / "ranking"
+    evidence = out / "results" / "scores" / "rand-a" / "base" / "triviaqa" / "zero_shot.jsonl"
+    stamp = evidence.stat().st_mtime_ns
+
+    added = softeval(
+        smoke.env, smoke.folder, "run", "--configfile", str(tmp_path / "three.yaml"), *FLAGS, "--tensorboard", "tb"
+    )
+    assert added.returncode == 0, added.stderr[-3000:]
+    ran = jobs_run(out / "logs" / "softeval-run.log")
+    per_model = [(rule, w) for rule, w in ran if "model=" in w]
+    assert per_model and all("model=rand-c" in w for _, w in per_model), per_model
+    shared = {rule for rule, w in ran if "model=" not in w}
+    report = {"aggregate", "tables", "figures", "claims", "calibration", "export_lm_eval", "timings", "all"}
+    assert shared <= report, shared
+    assert evidence.stat().st_mtime_ns == stamp
+    assert not (out / "results" / "generations" / "rand-c" / "post").exists()  # base only: no post role
+    board = pd.read_csv(out / "results" / "tables" / "leaderboard.csv")
+    assert sorted(set(board["model"])) == ["rand-a", "rand-b", "rand-c"]
+    # the lm-evaluation-harness files, one per model and role (rand-c has no post role)
+    lm_eval = sorted(p.name for p in (out / "results" / "lm_eval").iterdir())
+    assert lm_eval == [f"results_{m}{r}.json" for m in ("rand-a", "rand-b") for r in ("", ".post")] + [
+        "results_rand-c.json"
+    ]
+    harness = json.loads((out / "results" / "lm_eval" / "results_rand-c.json").read_text())
+    assert {"results", "configs", "versions", "n-samples", "config"} <= set(harness)
+    assert harness["n-samples"]["mmlu"]["effective"] == TEST_ROWS["mmlu"]
+    # TensorBoard, read back: the leaderboard's strict accuracy of each base model
+    from tensorboard.backend.event_processing.event_accumulator import EventAccumulator
+
+    events = EventAccumulator(str(smoke.folder / "tb" / "rand-c" / "base")).Reload()
+    scalars = {tag: events.Scalars(tag)[-1].value for tag in events.Tags()["scalars"]}
+    rand_c = board[(board["model"] == "rand-c") & (board["task"] == "mmlu")].iloc[0]
+    assert scalars["leaderboard/mmlu/strict"] == pytest.approx(rand_c["strict"], abs=1e-4)
