@@ -154,21 +154,31 @@ def test_rerun_does_nothing(finished_run):
     assert "Nothing to be done" in result.stdout + result.stderr
 
 
-# Where the kill test kills the tiny run: the moment a new file matching the pattern appears.
+# Where the kill test kills the run: the moment a new file matching the pattern appears.
 KILL_POINTS = [
-    "zoo/*/*/model.safetensors",  # a zoo model is written, the other one is still training
+    "zoo/*/*/model.safetensors",  # a zoo model is written, its twin is still to train
     "softprompts/*/*/*/prompt.safetensors",  # a prompt is tuned, others are tuning
     "generations/**/.*.parts/00000.jsonl",  # a generation job has written its first chunk
     "scores/*/*/*/*.jsonl",  # the first verdicts are written
 ]
+# The model whose every file the kill test removes from a finished run, to be made again under kills.
+REMADE = "pocket"
 
 
-def test_killed_runs_resume_to_the_uninterrupted_results(finished_run, tmp_path):
-    """SIGKILL the whole process tree at four points of a run and once during a forced rerun of
-    judging; after each, resume as docs/troubleshooting.md says (unlock, then --rerun-incomplete). Every file
-    under results/ is then what the uninterrupted run made, timing fields aside."""
-    workdir = copy_checkout(tmp_path / "killed")
+def test_killed_runs_resume_to_the_uninterrupted_results(tmp_path_factory, tmp_path):
+    """A finished run less one model's files (its zoo models, probes, prompts, generations,
+    verdicts: every folder named after it) is remade, and SIGKILLed with its whole process tree at
+    four points and once during a forced rerun of judging; after each, resume as
+    docs/troubleshooting.md says (unlock, then --rerun-incomplete). Every file under results/ is
+    then what the uninterrupted run made, timing fields aside. (One model's jobs and everything
+    after them, not the whole run: the other model's jobs would only repeat the same kills.)"""
+    workdir = copy_run(tiny_run(tmp_path_factory), tmp_path / "killed")
     results = workdir / "results"
+    uninterrupted = results_digest(results)
+    removed = [p for p in results.rglob(REMADE) if p.is_dir()]
+    assert {p.relative_to(results).parts[0] for p in removed} >= {"zoo", "softprompts", "generations", "scores"}
+    for folder in removed:
+        shutil.rmtree(folder)
     attempts: list[Path] = []
 
     def resume(*extra: str, trigger=None) -> bool:
@@ -184,14 +194,14 @@ def test_killed_runs_resume_to_the_uninterrupted_results(finished_run, tmp_path)
     killed = [resume(trigger=appears(pattern)) for pattern in KILL_POINTS]
     assert killed == [True] * len(KILL_POINTS)  # each kill landed before the run ended
     assert not resume()
-    assert differing(results_digest(results), REFERENCE) == []
+    assert differing(results_digest(results), uninterrupted) == []
 
     verdicts = "scores/**/*.jsonl"
     total = len(list(results.glob(verdicts)))
     assert resume("--forcerun", "judge", trigger=lambda: len(list(results.glob(verdicts))) < total)
     assert len(list(results.glob(verdicts))) < total  # the forced job had removed its old outputs
     assert not resume()
-    assert differing(results_digest(results), REFERENCE) == []
+    assert differing(results_digest(results), uninterrupted) == []
 
 
 def test_new_weights_in_a_local_model_directory_rerun_that_model_only(finished_run, tmp_path):
