@@ -24,6 +24,7 @@ from tests.kill import differing, results_digest
 from tests.workflow.test_workflow import copy_checkout, snakemake_command
 
 pytestmark = pytest.mark.integration
+PROFILE = ROOT / "workflow" / "profiles" / "slurm"
 
 
 def slurm_is_up() -> bool:
@@ -43,11 +44,11 @@ pytest.importorskip("snakemake_executor_plugin_slurm")
 @pytest.fixture(scope="module")
 def cluster_config(tmp_path_factory):
     """tests/configs/smoke.yaml on one lettered task (its evaluate jobs also score options; jobs
-    over several tasks are run by other tests), one model with its twin (a second model would only
-    repeat the same jobs through the same scheduler), a small tokenizer, and GPU model jobs."""
+    over several tasks are run by other tests), one base model (a second model, or its twin, would
+    only repeat the same jobs through the same scheduler), a small tokenizer, and GPU model jobs."""
     config = yaml.safe_load((ROOT / "tests" / "configs" / "smoke.yaml").read_text())
     config["tasks"] = ["mmlu"]
-    config["models"] = config["models"][:1]
+    config["models"] = [{**config["models"][0], "post": False}]
     config["data"]["mirror"] = str(ROOT / "tests" / "fixtures")
     for model in config["models"]:
         model["random"]["vocab_size"] = 1000
@@ -83,7 +84,10 @@ def test_a_slurm_run_finishes_and_equals_the_local_run(cluster_config, tmp_path)
     local_files = results_digest(local_dir / "results")
     submitted = re.findall(r"has been submitted with SLURM jobid (\d+)", log)
     # every job but the target rule `all` went through sbatch, the report's rules as one group job
-    assert len(submitted) >= 14, log[-2000:]
+    planned = job_stats(log)
+    grouped = yaml.safe_load(PROFILE.joinpath("config.yaml").read_text())["groups"]
+    assert planned["all"] == 1 and sum(planned[rule] for rule in grouped) > 1, planned
+    assert len(submitted) == sum(planned.values()) - 1 - sum(planned[rule] for rule in grouped) + 1, log[-2000:]
     assert "Group job report (" in log, log[-2000:]
 
     # the scheduler's own record: model jobs on the gpu partition with one GPU, the rest on cpu
@@ -100,13 +104,15 @@ def cluster_run(workdir, configfile) -> tuple[subprocess.CompletedProcess[str], 
     command, env = user_command(
         workdir,
         "--profile",
-        str(ROOT / "workflow" / "profiles" / "slurm"),
+        str(PROFILE),
         "--jobs",
         "4",
         "--slurm-status-command",
         "squeue",  # no accounting database on the test cluster (sacct needs one)
         "--slurm-init-seconds-before-status-checks",
         "2",
+        "--seconds-between-status-checks",
+        "2",  # (10 by default) the small cluster's jobs take seconds, and each stage waits for a check
         "--latency-wait",
         "5",
         "--retries",
@@ -129,3 +135,10 @@ def resources_of(log: str, rule: str) -> dict[str, str]:
 def block_of(log: str, rule: str) -> str:
     """The first job block of `rule` in Snakemake's log."""
     return next(b for b in log.split("\n\n") if re.search(rf"^(?:local)?rule {rule}:", b, re.M))
+
+
+def job_stats(log: str) -> dict[str, int]:
+    """Snakemake's "Job stats" table at the start of a run: jobs planned per rule."""
+    table = log.split("Job stats:", 1)[1].split("\n\n", 1)[0]
+    rows = [line.split() for line in table.splitlines()[3:]]
+    return {rule: int(count) for rule, count in rows if rule != "total"}
