@@ -24,13 +24,13 @@ TASK_DIR = ROOT / "config" / "tasks"
 # The slowest test modules, slowest first (their end-to-end runs; CI's --durations table). Under
 # pytest-xdist (`make test`: -n 2 --dist loadscope, each module whole on one worker, so that its
 # module-scoped runs are made once) they are handed out before the rest, so that no worker starts
-# a long run while the other has nothing left to do.
+# a long run while the other has nothing left to do. The SLURM run goes first: it mostly waits for
+# the scheduler, and the tiny run on the other worker has the cores meanwhile.
 SLOWEST_FIRST = (
+    "tests/workflow/test_slurm.py",
     "tests/workflow/test_workflow.py",
     "tests/workflow/test_smoke.py",
-    "tests/workflow/test_slurm.py",
     "tests/workflow/test_real_small.py",
-    "tests/workflow/test_run.py",
     "tests/workflow/test_documented_commands.py",
     "tests/unit/engine/test_real_model.py",
 )
