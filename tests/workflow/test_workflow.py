@@ -156,29 +156,34 @@ def test_rerun_does_nothing(finished_run):
 
 # Where the kill test kills the run: the moment a new file matching the pattern appears.
 KILL_POINTS = [
-    "zoo/*/*/model.safetensors",  # a zoo model is written, its twin is still to train
+    "zoo/*/*/model.safetensors",  # a zoo model is written, the jobs that read it are still to run
     "softprompts/*/*/*/prompt.safetensors",  # a prompt is tuned, others are tuning
     "generations/**/.*.parts/00000.jsonl",  # a generation job has written its first chunk
     "scores/*/*/*/*.jsonl",  # the first verdicts are written
 ]
-# The model whose every file the kill test removes from a finished run, to be made again under kills.
-REMADE = "pocket"
+# The model and role whose files the kill test removes from a finished run, to be made again under kills.
+REMADE = ("pocket", "post")
 
 
 def test_killed_runs_resume_to_the_uninterrupted_results(tmp_path_factory, tmp_path):
-    """A finished run less one model's files (its zoo models, probes, prompts, generations,
-    verdicts: every folder named after it) is remade, and SIGKILLed with its whole process tree at
-    four points and once during a forced rerun of judging; after each, resume as
+    """A finished run less one post-trained model's files (its zoo model, probe, prompts,
+    generations, option log-likelihoods, verdicts) is remade, and SIGKILLed with its whole process
+    tree at four points and once during a forced rerun of judging; after each, resume as
     docs/troubleshooting.md says (unlock, then --rerun-incomplete). Every file under results/ is
     then what the uninterrupted run made, timing fields aside. (One model's jobs and everything
-    after them, not the whole run: the other model's jobs would only repeat the same kills.)"""
+    after them, not the whole run: the other models' jobs would only repeat the same kills.)"""
     workdir = copy_run(tiny_run(tmp_path_factory), tmp_path / "killed")
     results = workdir / "results"
     uninterrupted = results_digest(results)
-    removed = [p for p in results.rglob(REMADE) if p.is_dir()]
-    assert {p.relative_to(results).parts[0] for p in removed} >= {"zoo", "softprompts", "generations", "scores"}
-    for folder in removed:
-        shutil.rmtree(folder)
+    model, role = REMADE
+    removed = [p for p in results.rglob(f"{model}/{role}*") if "benchmarks" not in p.relative_to(results).parts]
+    remade = {p.relative_to(results).parts[0] for p in removed}
+    assert remade == {"zoo", "probes", "softprompts", "generations", "loglik", "scores"}, remade
+    for path in removed:
+        if path.is_dir():
+            shutil.rmtree(path)
+        else:
+            path.unlink()
     attempts: list[Path] = []
 
     def resume(*extra: str, trigger=None) -> bool:

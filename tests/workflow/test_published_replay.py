@@ -1,0 +1,23 @@
+"""The published record's deterministic layer on this checkout: the default's shipped outputs
+(config/published/default-outputs.tar.gz), recomputed by the workflow's own rules, give every
+per-example verdict, table, claim and calibration file the record names, byte for byte. What
+`make verify` does first on any machine; a change to judging, aggregation, tables or claims
+fails here until `softeval publish-ranges --refresh-replay` records it (config/published/README.md)."""
+
+from __future__ import annotations
+
+import pytest
+
+from softeval.analysis import replay, verify
+from tests.conftest import ROOT
+
+pytestmark = pytest.mark.integration
+
+
+def test_the_published_outputs_replay_to_the_records_digests():
+    path = ROOT / "config" / "published" / "default.yaml"
+    record = verify.read_record(path)
+    assert "replay" in record, "the default's record ships no outputs: publish it with --outputs"
+    rows = replay.compare(record["replay"]["sha256"], replay.replay(path.parent / record["replay"]["outputs"], ROOT))
+    assert all(same for *_, same in rows), [row for row in rows if not row[3]]
+    assert rows[0][0] == "scores/** (280 files)" and len(rows) == 10
