@@ -43,8 +43,9 @@ def real_run(tmp_path_factory):
     shutil.copytree(ROOT / "config" / "tasks", workdir / "tasks")
     math500 = workdir / "tasks" / "math500.yaml"
     shipped = 'harness_generation: {until: ["Problem:"], max_gen_toks: 256}'
-    assert shipped in math500.read_text()
-    math500.write_text(math500.read_text().replace("max_gen_toks: 256}", f"max_gen_toks: {HARNESS_TOKENS}}}"))
+    text = math500.read_text()
+    assert shipped in text
+    math500.write_text(text.replace(shipped, shipped.replace("256", str(HARNESS_TOKENS))))
     config["task_dir"] = str(workdir / "tasks")
     (workdir / "ci.yaml").write_text(yaml.safe_dump(config))
     result = snakemake(workdir, "--cores", "2", configfile=workdir / "ci.yaml")

@@ -21,7 +21,7 @@ import yaml
 
 from tests.conftest import ROOT
 from tests.kill import differing, results_digest
-from tests.workflow.test_workflow import copy_checkout, snakemake_command
+from tests.workflow.test_workflow import copy_checkout, planned_jobs, snakemake_command
 
 pytestmark = pytest.mark.integration
 PROFILE = ROOT / "workflow" / "profiles" / "slurm"
@@ -84,10 +84,11 @@ def test_a_slurm_run_finishes_and_equals_the_local_run(cluster_config, tmp_path)
     local_files = results_digest(local_dir / "results")
     submitted = re.findall(r"has been submitted with SLURM jobid (\d+)", log)
     # every job but the target rule `all` went through sbatch, the report's rules as one group job
-    planned = job_stats(log)
-    grouped = yaml.safe_load(PROFILE.joinpath("config.yaml").read_text())["groups"]
-    assert planned["all"] == 1 and sum(planned[rule] for rule in grouped) > 1, planned
-    assert len(submitted) == sum(planned.values()) - 1 - sum(planned[rule] for rule in grouped) + 1, log[-2000:]
+    planned = planned_jobs(log)
+    grouped = sum(planned[rule] for rule in yaml.safe_load((PROFILE / "config.yaml").read_text())["groups"])
+    assert planned["all"] == 1 and grouped > 1, planned
+    # all planned jobs, less `all` and the grouped ones, plus the one group job
+    assert len(submitted) == sum(planned.values()) - 1 - grouped + 1, log[-2000:]
     assert "Group job report (" in log, log[-2000:]
 
     # the scheduler's own record: model jobs on the gpu partition with one GPU, the rest on cpu
@@ -135,10 +136,3 @@ def resources_of(log: str, rule: str) -> dict[str, str]:
 def block_of(log: str, rule: str) -> str:
     """The first job block of `rule` in Snakemake's log."""
     return next(b for b in log.split("\n\n") if re.search(rf"^(?:local)?rule {rule}:", b, re.M))
-
-
-def job_stats(log: str) -> dict[str, int]:
-    """Snakemake's "Job stats" table at the start of a run: jobs planned per rule."""
-    table = log.split("Job stats:", 1)[1].split("\n\n", 1)[0]
-    rows = [line.split() for line in table.splitlines()[3:]]
-    return {rule: int(count) for rule, count in rows if rule != "total"}

@@ -74,6 +74,8 @@ def softeval(env: dict[str, str], cwd: Path, *args: str) -> subprocess.Completed
 
 @pytest.fixture(scope="module")
 def smoke(installed, tmp_path_factory) -> SmokeRun:
+    shipped = yaml.safe_load(SMOKE.read_text())["tasks"]
+    assert set(TASKS) < set(shipped) and len(shipped) == 7  # --tasks picks four of the config's seven
     folder = tmp_path_factory.mktemp("user")
     first = softeval(installed, folder, "run", "--configfile", str(SMOKE), *FLAGS)
     assert first.returncode == 0, first.stderr[-3000:]
