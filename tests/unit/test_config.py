@@ -362,3 +362,23 @@ def test_a_missing_published_record_is_one_line():
         f"my.yaml: key 'analysis.published' is 'config/published/nope.yaml' but {ROOT / 'config/published/nope.yaml'} "
         "does not exist; give a record that `softeval publish-ranges` writes, or null"
     )
+
+
+WORLD_SETTING = ROOT / "benchmarks" / "world-setting"
+
+
+@pytest.mark.parametrize(
+    "zoo", sorted(p.name for p in WORLD_SETTING.glob("*.yaml") if "models" in yaml.safe_load(p.read_text()))
+)
+def test_the_world_experiments_overlays_are_valid_configs(zoo):
+    """benchmarks/README.md's world experiments: each zoo overlay, with every overlay that goes after
+    one, over config/config.yaml, as `snakemake --configfile` merges them (mapping by mapping)."""
+    from snakemake.utils import update_config
+
+    config = copy.deepcopy(DEFAULT)
+    after = [p for p in sorted(WORLD_SETTING.glob("*.yaml")) if "models" not in yaml.safe_load(p.read_text())]
+    for path in [WORLD_SETTING / zoo, *after]:
+        update_config(config, yaml.safe_load(path.read_text()))
+    checked = check_config(config, zoo, ROOT)
+    assert len(checked["models"]) == 7
+    assert all((ROOT / checked["task_dir"] / f"{task}.yaml").is_file() for task in checked["tasks"])
