@@ -70,6 +70,18 @@ def setting(zoo: pd.DataFrame) -> tuple[pd.DataFrame, pd.DataFrame]:
     return pd.DataFrame(swaps), tax.round(3)
 
 
+def same_run(zoo: pd.DataFrame, scores: pd.DataFrame) -> bool:
+    """The probes' zero-shot strict is the evaluation's zero-shot strict (the same greedy engine):
+    where they differ, scores.csv is left from a run of another zoo."""
+    zero_shot = scores[scores.method == "zero_shot"].set_index(["model", "role", "task"]).strict
+    return all(
+        abs(zero_shot[(row.model, row.role, task)] - row[f"zero_shot_strict_{task}"]) < 1e-9
+        for _, row in zoo.iterrows()
+        for task in RELATION
+        if (row.model, row.role, task) in zero_shot.index
+    )
+
+
 def recovered(zoo: pd.DataFrame, scores: pd.DataFrame) -> pd.DataFrame:
     """Per task and method: the base ranking's swaps to the relation's truth and to the twins'
     zero-shot ranking (strict), summed over the tasks in the last rows."""
@@ -103,5 +115,9 @@ if __name__ == "__main__":
     print()
     print(tax.to_string())
     if (tables / "scores.csv").exists():
+        scores = pd.read_csv(tables / "scores.csv")
         print()
-        print(recovered(zoo, pd.read_csv(tables / "scores.csv")).to_string(index=False))
+        if same_run(zoo, scores):
+            print(recovered(zoo, scores).to_string(index=False))
+        else:
+            print(f"{tables / 'scores.csv'}: another run's (its zero-shot scores are not the probes'): not read")
