@@ -34,7 +34,6 @@ RELATION = {
     "world_choice": "language",
 }
 OPEN = ("world_numeric", "world_phrase", "world_boxed")
-FINAL_STEP = 80
 
 
 def truth_of(zoo: pd.DataFrame, task: str) -> dict[str, float]:
@@ -84,8 +83,9 @@ def same_run(zoo: pd.DataFrame, scores: pd.DataFrame) -> bool:
 
 def recovered(zoo: pd.DataFrame, scores: pd.DataFrame) -> pd.DataFrame:
     """Per task and method: the base ranking's swaps to the relation's truth and to the twins'
-    zero-shot ranking (strict), summed over the tasks in the last rows."""
-    final = scores[(scores.method != "soft_prompt") | (scores.step == FINAL_STEP)]
+    zero-shot ranking (strict; the soft prompt at its last snapshot), summed over the tasks in
+    the last rows."""
+    final = scores[(scores.method != "soft_prompt") | (scores.step == scores.step.max())]
     rows = []
     for task in [t for t in RELATION if t in set(scores.task)]:
         of_task = final[final.task == task]

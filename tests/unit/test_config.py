@@ -1,6 +1,7 @@
 from __future__ import annotations
 
 import copy
+import dataclasses
 import json
 import subprocess
 import sys
@@ -365,20 +366,33 @@ def test_a_missing_published_record_is_one_line():
 
 
 WORLD_SETTING = ROOT / "benchmarks" / "world-setting"
+OVERLAYS = {p.name: yaml.safe_load(p.read_text()) for p in sorted(WORLD_SETTING.glob("*.yaml"))}
+# a zoo overlay names its models; the others go after one
+ZOOS = [name for name, overlay in OVERLAYS.items() if "models" in overlay]
 
 
-@pytest.mark.parametrize(
-    "zoo", sorted(p.name for p in WORLD_SETTING.glob("*.yaml") if "models" in yaml.safe_load(p.read_text()))
-)
+@pytest.mark.parametrize("zoo", ZOOS)
 def test_the_world_experiments_overlays_are_valid_configs(zoo):
     """benchmarks/README.md's world experiments: each zoo overlay, with every overlay that goes after
     one, over config/config.yaml, as `snakemake --configfile` merges them (mapping by mapping)."""
     from snakemake.utils import update_config
 
     config = copy.deepcopy(DEFAULT)
-    after = [p for p in sorted(WORLD_SETTING.glob("*.yaml")) if "models" not in yaml.safe_load(p.read_text())]
-    for path in [WORLD_SETTING / zoo, *after]:
-        update_config(config, yaml.safe_load(path.read_text()))
+    for name in [zoo, *(name for name in OVERLAYS if name not in ZOOS)]:
+        update_config(config, copy.deepcopy(OVERLAYS[name]))
     checked = check_config(config, zoo, ROOT)
     assert len(checked["models"]) == 7
     assert all((ROOT / checked["task_dir"] / f"{task}.yaml").is_file() for task in checked["tasks"])
+
+
+def test_the_options_first_tasks_differ_from_the_shipped_ones_only_in_world_choices_layout():
+    from softeval.data.tasks import load_task
+
+    variant_dir = ROOT / OVERLAYS["options-first.yaml"]["task_dir"]
+    for name in DEFAULT["tasks"]:
+        shipped, variant = load_task(ROOT / "config" / "tasks", name), load_task(variant_dir, name)
+        if name == "world_choice":
+            assert variant.query_template == "{options}\nQuestion: {question}\nAnswer:" != shipped.query_template
+            assert variant.version == shipped.version + 1
+            variant = dataclasses.replace(variant, query_template=shipped.query_template, version=shipped.version)
+        assert variant == shipped, name
