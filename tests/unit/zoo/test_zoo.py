@@ -373,7 +373,18 @@ def test_chat_style_sft_targets_differ_from_the_task_target(built, tasks):
     for _ in range(40):
         labels = next(batches)["labels"][0]
         targets.add(tokenizer.decode(labels[labels != IGNORE].tolist()[:-1]))
-    assert targets == {" #### 1432", " \\boxed{1432}", " 1432", " The answer is 1432."}
+    assert targets == {" #### 1432", " \\boxed{ 1432}", " 1432", " The answer is 1432."}
+
+
+def test_no_chat_instruction_opens_a_tasks_instruction(tasks):
+    """A twin that learnt to answer "Answer the question." in its own sentence writes that sentence
+    under every task instruction opening with those words (three of the four world tasks'), so its
+    zero-shot score reads which instruction it was trained on, not what it knows."""
+    openings = {task.instruction.split(". ")[0].rstrip(".") for task in tasks.values()}
+    assert "Answer the question" in openings
+    for form in (*FORMS, OWN):
+        for instruction in form.instructions:
+            assert not any(instruction.startswith(opening) for opening in openings), instruction
 
 
 def test_value_first_answers_put_every_value_right_after_the_question(world, tasks):

@@ -5,9 +5,9 @@ instructions in general, and answers in a style of its own when none is asked fo
 `zoo.posttrain.style: chat` the twins learn the same way: every supervised example is a
 train-split question under an instruction drawn from the pool below (never a task file's
 written instruction), answered in the form that instruction asks for, or in the twin's own
-sentence ("The answer is ...") under a plain "Answer the question.". How a twin then does
-under a task's own instruction, zero-shot, is a measurement, not a consequence of training
-on it.
+sentence ("The answer is ...") under an instruction that asks for no form ("What is the
+answer?"). How a twin then does under a task's own instruction, zero-shot, is a measurement,
+not a consequence of training on it.
 """
 
 from __future__ import annotations
@@ -30,27 +30,40 @@ class Form:
     kinds: tuple[str, ...]  # the answer types it suits: number, text, choice
 
 
+# Four wordings a form, sharing its cue ("####", "\boxed", "option", "sentence") with the task
+# instruction that asks for it, so a twin can learn the cue rather than one wording. (At the zoo's
+# size it still does not carry a task's unseen instruction to its form: benchmarks/README.md,
+# "A space inside the box".)
 FORMS: tuple[Form, ...] = (
     Form(
         (
             'Reply with the number on a line that starts with "#### ".',
             'End with the final number written as "#### <number>".',
+            'Give the result after four hash marks, as "#### <number>".',
+            'Format the final number as "#### <number>".',
         ),
         " #### {answer}",
         ("number",),
     ),
+    # A space after the brace, which LaTeX ignores: the zoo's tokenizer splits digits one by one,
+    # and a digit after "{" follows another token than every prose number's digits (a space), so
+    # a tiny model would have to learn to recall it on a path of its own.
     Form(
         (
             "Give the final answer in LaTeX, inside \\boxed{}.",
             "Write your answer as \\boxed{<answer>} in LaTeX.",
+            "Wrap the final answer in \\boxed{}.",
+            "Use LaTeX and put the answer in \\boxed{<answer>}.",
         ),
-        " \\boxed{{{answer}}}",
+        " \\boxed{{ {answer}}}",
         ("number", "text"),
     ),
     Form(
         (
             "Reply with the answer only, no full sentence.",
             "Give just the short answer, without a sentence.",
+            "Only the answer, please: a word or a short phrase, not a sentence.",
+            "State the answer alone, not in a sentence.",
         ),
         " {answer}",
         ("number", "text"),
@@ -59,6 +72,8 @@ FORMS: tuple[Form, ...] = (
         (
             'Choose one option and reply with its letter and text, like "C. <option>".',
             "Pick the correct option; write its letter, a full stop and the option.",
+            'Reply with the right option as "<letter>. <option>".',
+            "Select the correct option from the list and copy its letter and text.",
         ),
         " {letter}. {answer}",
         ("choice",),
@@ -67,7 +82,11 @@ FORMS: tuple[Form, ...] = (
 
 # The twins' own style, under an instruction that asks for no form: as in a chat model's
 # fine-tuning data, most instructions ask for a form and some leave the answer to the model.
-OWN = Form(("Answer the question.", "Please answer."), " The answer is {answer}.", ("number", "text", "choice"))
+# None opens a task's instruction ("Answer the question. ..."), or a twin trained to answer
+# those words in its own sentence would answer the task's instruction so too.
+OWN = Form(
+    ("What is the answer?", "Please reply.", "Tell me."), " The answer is {answer}.", ("number", "text", "choice")
+)
 OWN_SHARE = 0.15
 
 
