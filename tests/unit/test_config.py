@@ -396,3 +396,25 @@ def test_the_options_first_tasks_differ_from_the_shipped_ones_only_in_world_choi
             assert variant.version == shipped.version + 1
             variant = dataclasses.replace(variant, query_template=shipped.query_template, version=shipped.version)
         assert variant == shipped, name
+
+
+def test_the_spaced_boxed_tasks_differ_from_the_options_first_ones_only_in_the_boxed_target():
+    from softeval.data.tasks import load_task
+
+    options_first = ROOT / OVERLAYS["options-first.yaml"]["task_dir"]
+    spaced = ROOT / OVERLAYS["spaced-boxed.yaml"]["task_dir"]
+    for name in DEFAULT["tasks"]:
+        before, variant = load_task(options_first, name), load_task(spaced, name)
+        if name == "world_boxed":
+            example = {"answer": "17"}
+            assert (variant.target(example), before.target(example)) == (" \\boxed{ 17}", " \\boxed{17}")
+            assert variant.version == before.version + 1
+            assert variant.is_formatted(variant.target(example), example)
+            assert variant.extract(variant.target(example)).strip() == "17"
+            variant = dataclasses.replace(
+                variant,
+                target_template=before.target_template,
+                version=before.version,
+                format_description=before.format_description,
+            )
+        assert variant == before, name
