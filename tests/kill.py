@@ -80,9 +80,22 @@ def process_tree(root: int) -> list[int]:
     return tree
 
 
-def kill_tree(process: subprocess.Popen) -> None:
-    """SIGKILL the process group and anything below it, as an out-of-memory killer would."""
+def signal_tree(process: subprocess.Popen, signum: int) -> list[int]:
+    """Send `signum` to the process group at once, then to every process below `process` that
+    left it (found in /proc while they are still its descendants); the pids signalled."""
+    with contextlib.suppress(ProcessLookupError):
+        os.killpg(process.pid, signum)
     pids = process_tree(process.pid)
+    for pid in pids:
+        with contextlib.suppress(ProcessLookupError):
+            os.kill(pid, signum)
+    return pids
+
+
+def kill_tree(process: subprocess.Popen) -> None:
+    """SIGKILL the process group and anything below it, as an out-of-memory killer would. The
+    tree is stopped first, so that no process is reparented (and lost) while it is walked."""
+    pids = signal_tree(process, signal.SIGSTOP)
     with contextlib.suppress(ProcessLookupError):
         os.killpg(process.pid, signal.SIGKILL)
     for pid in pids:
@@ -92,20 +105,32 @@ def kill_tree(process: subprocess.Popen) -> None:
 
 
 def run_until(
-    command: list[str], env: dict[str, str], trigger: Callable[[], bool], log: Path, timeout: float = 900
+    command: list[str],
+    env: dict[str, str],
+    trigger: Callable[[], bool],
+    log: Path,
+    timeout: float = 900,
+    poll: float = 0.1,
 ) -> bool:
     """Run `command` in its own process group (output to `log`) and kill it the moment
-    `trigger()` holds. True when it was killed; False when it ended first, with exit status 0."""
+    `trigger()` holds. True when it was killed; False when it ended first, with exit status 0.
+
+    When `trigger()` first holds, the whole tree is stopped (SIGSTOP) and `trigger()` asked
+    again: a state that lasts milliseconds (a job's first chunk, before the job writes its
+    final file) is killed only if it still holds, and the run goes on (SIGCONT) otherwise."""
     with log.open("w") as handle:
         process = subprocess.Popen(command, env=env, stdout=handle, stderr=subprocess.STDOUT, start_new_session=True)
         deadline = time.monotonic() + timeout
         while process.poll() is None:
             if trigger():
-                kill_tree(process)
-                return True
+                signal_tree(process, signal.SIGSTOP)
+                if trigger():
+                    kill_tree(process)
+                    return True
+                signal_tree(process, signal.SIGCONT)
             if time.monotonic() > deadline:
                 kill_tree(process)
                 raise TimeoutError(" ".join(command))
-            time.sleep(0.1)
+            time.sleep(poll)
     assert process.returncode == 0, log.read_text()[-3000:]
     return False

@@ -154,35 +154,60 @@ def test_rerun_does_nothing(finished_run):
     assert "Nothing to be done" in result.stdout + result.stderr
 
 
-# Where the kill test kills the tiny run: the moment a new file matching the pattern appears.
+# Where the kill test kills the remaking of pocket's half of the tiny run: the moment a new file
+# matching the pattern appears (and still exists once the run is stopped: see tests/kill.py).
 KILL_POINTS = [
-    "zoo/*/*/model.safetensors",  # a zoo model is written, the other one is still training
-    "softprompts/*/*/*/prompt.safetensors",  # a prompt is tuned, others are tuning
-    "generations/**/.*.parts/00000.jsonl",  # a generation job has written its first chunk
-    "scores/*/*/*/*.jsonl",  # the first verdicts are written
+    "zoo/pocket/base/model.safetensors",  # pocket's base model is written, its twin is not
+    "softprompts/pocket/*/*/prompt.safetensors",  # a prompt is tuned, the job tunes the next task's
+    "generations/pocket/**/.*.parts/00000.jsonl",  # a generation job has written its first chunk
+    "scores/pocket/*/*/*.jsonl",  # the first verdicts are written
 ]
 
 
-def test_killed_runs_resume_to_the_uninterrupted_results(finished_run, tmp_path):
-    """SIGKILL the whole process tree at four points of a run and once during a forced rerun of
-    judging; after each, resume as docs/troubleshooting.md says (unlock, then --rerun-incomplete). Every file
-    under results/ is then what the uninterrupted run made, timing fields aside."""
-    workdir = copy_checkout(tmp_path / "killed")
+def remove_pocket(results: Path) -> list[Path]:
+    """Delete everything pocket's jobs made (its zoo models, probes, prompts, generations, option
+    scores, verdicts and benchmark records) and the whole report (tables, figures, harness files),
+    leaving the world, the tasks' data, the tokenizer and atlas's files; the paths removed."""
+    removed = [p for p in results.rglob("*") if "pocket" in p.name and not any("pocket" in q.name for q in p.parents)]
+    removed += [results / name for name in ("tables", "figures", "lm_eval")]
+    for path in removed:
+        shutil.rmtree(path) if path.is_dir() else path.unlink()
+    return removed
+
+
+def test_killed_runs_resume_to_the_uninterrupted_results(finished_run, tmp_path_factory, tmp_path):
+    """A copy of the finished tiny run with pocket's half and the report deleted is remade, and
+    SIGKILLed as a whole process tree at four points (a zoo model written, a prompt tuned, a
+    generation's first chunk, the first verdicts) and once during a forced rerun of judging; after
+    each, it resumes as docs/troubleshooting.md says (unlock, then --rerun-incomplete). Every file
+    under results/ is then what the uninterrupted run made, timing fields aside. (Atlas's jobs are
+    the same code as pocket's: remaking half of the run tests the resume at every stage at half
+    the cost of a second whole run.)"""
+    workdir = copy_run(tiny_run(tmp_path_factory), tmp_path / "killed")
     results = workdir / "results"
+    removed = remove_pocket(results)
+    assert len(removed) >= 15 and not (results / "zoo" / "pocket").exists()
+    assert differing(results_digest(results), REFERENCE)  # the half to remake is gone
     attempts: list[Path] = []
 
     def resume(*extra: str, trigger=None) -> bool:
         assert snakemake(workdir, "--unlock").returncode == 0
         command, env = snakemake_command(workdir, "--cores", "2", "--rerun-incomplete", *extra)
         attempts.append(tmp_path / f"attempt{len(attempts)}.log")
-        return run_until(command, env, trigger or (lambda: False), attempts[-1])
+        # a chunk file lives ~5-50 ms before its job writes the whole file: look every 10 ms
+        return run_until(command, env, trigger or (lambda: False), attempts[-1], poll=0.01)
 
     def appears(pattern: str):
         before = set(results.glob(pattern))
         return lambda: any(p not in before for p in results.glob(pattern))
 
-    killed = [resume(trigger=appears(pattern)) for pattern in KILL_POINTS]
+    killed = []
+    for pattern in KILL_POINTS:
+        killed.append(resume(trigger=appears(pattern)))
+        assert list(results.glob(pattern)), pattern  # what the kill caught was left behind
     assert killed == [True] * len(KILL_POINTS)  # each kill landed before the run ended
+    first = attempts[0].read_text()  # the zoo is remade for pocket only
+    assert "rule pretrain:" in first and "model=pocket" in first and "model=atlas" not in first
     assert not resume()
     assert differing(results_digest(results), REFERENCE) == []
 
