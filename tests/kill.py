@@ -121,16 +121,19 @@ def run_until(
     with log.open("w") as handle:
         process = subprocess.Popen(command, env=env, stdout=handle, stderr=subprocess.STDOUT, start_new_session=True)
         deadline = time.monotonic() + timeout
-        while process.poll() is None:
-            if trigger():
-                signal_tree(process, signal.SIGSTOP)
+        try:
+            while process.poll() is None:
                 if trigger():
-                    kill_tree(process)
-                    return True
-                signal_tree(process, signal.SIGCONT)
-            if time.monotonic() > deadline:
-                kill_tree(process)
-                raise TimeoutError(" ".join(command))
-            time.sleep(poll)
+                    signal_tree(process, signal.SIGSTOP)
+                    if trigger():
+                        kill_tree(process)
+                        return True
+                    signal_tree(process, signal.SIGCONT)
+                if time.monotonic() > deadline:
+                    raise TimeoutError(" ".join(command))
+                time.sleep(poll)
+        except BaseException:  # a failing trigger or the deadline: leave no (stopped) process behind
+            kill_tree(process)
+            raise
     assert process.returncode == 0, log.read_text()[-3000:]
     return False
