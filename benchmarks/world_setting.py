@@ -24,17 +24,15 @@ import sys
 from pathlib import Path
 
 import pandas as pd
-import yaml
 
 from softeval.analysis.ranking import rank_by_score, swap_distance
+from softeval.config.sources import load_config_file
 from softeval.data.tasks import load_task
 
 # The default's world tasks, as their task files define them (every overlay keeps each task's
 # relation and kind): the relation a task asks about, and which tasks are open.
 CONFIG = Path(__file__).resolve().parents[1] / "config"
-WORLD_TASKS = [
-    load_task(CONFIG / "tasks", name) for name in yaml.safe_load((CONFIG / "config.yaml").read_text())["tasks"]
-]
+WORLD_TASKS = [load_task(CONFIG / "tasks", name) for name in load_config_file(CONFIG / "config.yaml")["tasks"]]
 RELATION = {task.name: task.dataset["relation"] for task in WORLD_TASKS}
 OPEN = tuple(task.name for task in WORLD_TASKS if not task.closed)
 
