@@ -14,10 +14,20 @@ from tests.conftest import ROOT
 pytestmark = pytest.mark.integration
 
 
-def test_the_published_outputs_replay_to_the_records_digests():
+def test_the_published_outputs_replay_to_the_records_digests(tmp_path):
     path = ROOT / "config" / "published" / "default.yaml"
     record = verify.read_record(path)
     assert "replay" in record, "the default's record ships no outputs: publish it with --outputs"
-    rows = replay.compare(record["replay"]["sha256"], replay.replay(path.parent / record["replay"]["outputs"], ROOT))
+    work = tmp_path / "replay"
+    rows = replay.compare(
+        record["replay"]["sha256"], replay.replay(path.parent / record["replay"]["outputs"], ROOT, workdir=work)
+    )
     assert all(same for *_, same in rows), [row for row in rows if not row[3]]
     assert rows[0][0] == "scores/** (280 files)" and len(rows) == 10
+    # the record's verdicts and calibration of the shipped run are what its outputs give
+    run, tables = record["replay"]["run"], work / "results" / "tables"
+    assert verify.run_verdicts(tables) == {int(c): by_run[run] for c, by_run in record["verdicts"].items()}
+    calibration = verify.calibration_over_runs({run: tables / "calibration.csv"})
+    assert {key: entry["runs"][run] for key, entry in calibration.items()} == {
+        key: entry["runs"][run] for key, entry in record["calibration"].items()
+    }

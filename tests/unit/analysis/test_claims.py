@@ -415,7 +415,12 @@ def test_a_mixed_set_computes_the_post_trained_parts_over_the_models_with_a_twin
     assert (
         five["estimate"] == pytest.approx((5 + 5) / 2 / 60 - (40 + 30) / 2 / 60) and "over 4 units" in five["evidence"]
     )
-    assert claim_verdicts(parts)[5] == HOLDS
+    assert five["verdict"] == HOLDS
+    # two twinned models: their 2 reassignments cannot tell the pairing from a random one (p >= 1/2),
+    # so the own-twin guard is not applicable and neither claim can hold
+    for claim in (3, 5):
+        assert verdict(parts, claim, "own twins, not twins reassigned at random") == NOT_APPLICABLE
+        assert claim_verdicts(parts)[claim] == NOT_SHOWN
     near = parts[parts["part"] == "zero-shot: more near-zero scores than the soft prompt"].iloc[0]
     assert "over 4 base units" in near["evidence"]  # claim 4 is about the ranking: a and b only
 

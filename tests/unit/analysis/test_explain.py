@@ -23,15 +23,28 @@ SETTINGS = AnalysisSettings(closed_tasks=(), steps=(0, 4, 8), reference_method="
 UNITS = [("zero_shot", None), ("few_shot", None), ("soft_prompt", 0), ("soft_prompt", 4), ("soft_prompt", 8)]
 
 
+TWINNED = (("a", ("base", "post")), ("b", ("base", "post")), ("c", ("base",)))
+
+
 @pytest.fixture(scope="module")
 def results(tmp_path_factory) -> Path:
     """results/ with random per-example verdicts (3 base models, 2 with a twin, 2 open tasks) and
     every table the claims job reads. Zero-shot never formats on t1 for base models: those units
     are at 0 (near zero, and a and b tied: claim 4 has something to count)."""
-    root = tmp_path_factory.mktemp("results")
+    return make_results(tmp_path_factory.mktemp("results"), TWINNED)
+
+
+@pytest.fixture(scope="module")
+def results_five(tmp_path_factory) -> Path:
+    """The same with five models, each with a twin: claims 3 and 5's pairing guard is tested."""
+    models = tuple((m, ("base", "post")) for m in "abcde")
+    return make_results(tmp_path_factory.mktemp("results"), models)
+
+
+def make_results(root: Path, models: tuple) -> Path:
     rng = np.random.default_rng(7)
     for task in ("t1", "t2"):
-        for model, roles in (("a", ("base", "post")), ("b", ("base", "post")), ("c", ("base",))):
+        for model, roles in models:
             for role in roles:
                 for method, step in UNITS:
                     name = f"{method}/step{step}" if method == "soft_prompt" else method
@@ -88,13 +101,14 @@ def test_explain_recomputes_the_claims_tables_estimates(results, claim):
     expected = {
         1: {"open tasks: format climbs", "open tasks: format reaches >= 0.9", "open tasks: knowledge flat"},
         2: {f"{who} models vs {b}" for who in ("base", "post-trained") for b in ("zero-shot", "few-shot")},
-        3: {"vs zero-shot", "vs few-shot"},
+        3: {"vs zero-shot", "vs few-shot", "vs the prompt before tuning"},
         4: {
             f"{b}: {what}"
             for b in ("zero-shot", "few-shot")
             for what in ("more near-zero scores than the soft prompt", "agreement owed to tie-breaks")
         },
         5: {f"vs {b}" for b in ("zero-shot", "few-shot")}
+        | {"vs the prompt before tuning"}
         | {
             f"vs {b}: soft prompt not below it ({r} models)"
             for b in ("zero-shot", "few-shot")
@@ -105,6 +119,14 @@ def test_explain_recomputes_the_claims_tables_estimates(results, claim):
     assert set(table["part"]) <= set(claims[claims["claim"] == claim]["part"])
     assert table["estimate"].notna().all() and table["match"].all(), table.to_string()
     assert table["recomputed"].abs().sum() > 0  # not trivially all zero
+
+
+@pytest.mark.parametrize("claim", [3, 5])
+def test_explain_recomputes_the_guards_with_five_twins(results_five, claim):
+    table = explain.compare(results_five, claim).set_index("part")
+    guards = ["vs the prompt before tuning", "own twins, not twins reassigned at random"]
+    assert set(guards) <= set(table.index)
+    assert table.loc[guards, "match"].all() and table.loc[guards, "recomputed"].abs().min() > 0, table.to_string()
 
 
 def test_explain_imports_no_softeval_code():
@@ -146,7 +168,7 @@ def test_explain_claim_3_and_4_values(results):
         assert three[f"vs {label}"] == expected
     # a reference method other than the config's is another ranking: claims.csv no longer matches
     other = explain.compare(results, 3, reference="few_shot")
-    assert set(other["part"]) == {"vs zero-shot", "vs few-shot"}
+    assert set(other["part"]) == {"vs zero-shot", "vs few-shot", "vs the prompt before tuning"}
 
 
 def test_swap_distance_and_tie_savings_by_hand():

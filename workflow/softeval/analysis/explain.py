@@ -12,6 +12,9 @@ Covered (the parts whose estimate is a mean or a mean difference):
   baseline, the ranking metric);
 - claim 3: "vs <baseline>" (the base ranking's swap distance to the post-trained ranking under the
   reference method, summed over tasks, soft prompt minus baseline; ties broken alphabetically);
+- claims 3 and 5: "vs the prompt before tuning" (final step minus first step) and "own twins, not
+  twins reassigned at random" (with the twins as paired minus its exact expectation when each
+  base model is dealt a random twin; 5 models with a twin or more);
 - claim 4: "<baseline>: more near-zero scores than the soft prompt" (share of base units with a
   mean below 0.05, baseline minus soft prompt) and "<baseline>: agreement owed to tie-breaks" (the
   swaps uniformly random tie-breaks of the base scores add, in expectation, to the alphabetical
@@ -29,6 +32,8 @@ import numpy as np
 import pandas as pd
 
 LABEL = {"zero_shot": "zero-shot", "few_shot": "few-shot"}
+BEFORE_TUNING = "vs the prompt before tuning"  # claims 3 and 5's guards (claims.guards)
+OWN_TWINS = "own twins, not twins reassigned at random"
 FORMAT_SATURATED = 0.9
 NEAR_ZERO = 0.05  # claim 4: a base unit's mean score below this is "near zero"
 
@@ -80,6 +85,19 @@ def swap_distance(base: pd.Series, post: pd.Series) -> int:
     its score is at least y's): the bubble-sort swap distance of the paper."""
     models = sorted(base.index)
     return sum((base[x] >= base[y]) != (post[x] >= post[y]) for i, x in enumerate(models) for y in models[i + 1 :])
+
+
+def random_twins_swaps(base: pd.Series, post: pd.Series) -> float:
+    """Expected swap distance when the twins' scores are dealt to the base models at random: each
+    pair of base models (x before y by name) gets a random ordered pair of distinct twins, whose
+    scores rank x above y with the share q of ordered twin pairs (k, l) where k's is at least l's."""
+    models = sorted(base.index)
+    q = np.mean([post[k] >= post[m] for k in models for m in models if k != m])
+    return float(sum(1 - q if base[x] >= base[y] else q for i, x in enumerate(models) for y in models[i + 1 :]))
+
+
+def _ranked_at(means: pd.DataFrame, role: str, method: str, step: int, metric: str, models, task: str) -> pd.Series:
+    return _mean(means, role, method, step, metric, models, [task]).droplevel("task")
 
 
 def tie_savings(base: pd.Series, post: pd.Series) -> float:
@@ -151,6 +169,22 @@ def estimates(
 
         for baseline in baselines:
             out.append((f"vs {LABEL[baseline]}", float(distance("soft_prompt") - distance(baseline))))
+
+        def sp_distance(step: int) -> int:
+            return sum(
+                swap_distance(
+                    _ranked_at(means, "base", "soft_prompt", step, metric, twinned, t), ranked("post", reference, t)
+                )
+                for t in tasks
+            )
+
+        if first < final:
+            out.append((BEFORE_TUNING, float(sp_distance(final) - sp_distance(first))))
+        if len(twinned) >= 5:
+            expected = sum(
+                random_twins_swaps(ranked("base", "soft_prompt", t), ranked("post", reference, t)) for t in tasks
+            )
+            out.append((OWN_TWINS, float(sp_distance(final) - expected)))
     elif claim == 4 and len(twinned) >= 2:
 
         def near_zero(method: str) -> float:
@@ -177,6 +211,14 @@ def estimates(
                 soft = _mean(means, role, "soft_prompt", final, metric, twinned, tasks)
                 other = _mean(means, role, baseline, -1, metric, twinned, tasks)
                 out.append((f"vs {LABEL[baseline]}: soft prompt not below it ({who} models)", (soft - other).mean()))
+        if first < final:
+            out.append((BEFORE_TUNING, (gap("soft_prompt", final) - gap("soft_prompt", first)).mean()))
+        if len(twinned) >= 5:
+            base = _mean(means, "base", "soft_prompt", final, metric, twinned, tasks)
+            post = _mean(means, "post", "soft_prompt", final, metric, twinned, tasks)
+            # a random twin: each base model's mean gap to every twin of the same task
+            random_gap = [abs(post.xs(t, level="task") - base[(m, t)]).mean() for m, t in base.index]
+            out.append((OWN_TWINS, float((post - base).abs().mean() - np.mean(random_gap))))
     return pd.DataFrame(out, columns=["part", "recomputed"]).astype({"recomputed": float})
 
 

@@ -136,16 +136,32 @@ def swap_draws(summary: pd.DataFrame, per_example: PerExample, settings: Analysi
     writes them: write_swap_draws). Empty where no ranking is compared."""
     if ranking_not_applicable(summary):
         return {}
+    units = [(method, _step(method, settings)) for method in methods_in(summary)]
+    return {(task, method): d for (task, method, _), d in _draws(summary, per_example, settings, units).items()}
+
+
+def swap_draws_at(
+    summary: pd.DataFrame, per_example: PerExample, settings: AnalysisSettings, method: str, step: int | None
+) -> dict[str, np.ndarray]:
+    """task -> swap_draws' draws for one method at one step (claim 3 reads the soft prompt's first
+    snapshot too: the prompt before tuning)."""
+    return {task: d for (task, _, _), d in _draws(summary, per_example, settings, [(method, step)]).items()}
+
+
+def _draws(
+    summary: pd.DataFrame, per_example: PerExample, settings: AnalysisSettings, units: list[tuple[str, int | None]]
+) -> dict[tuple[str, str, int | None], np.ndarray]:
+    """(task, method, step) -> the draws, each task's reference ranking read once."""
     ranked = twinned_models(summary)
     reference_step = _step(settings.reference_method, settings)
-    draws: SwapDraws = {}
+    draws = {}
     for task in sorted(set(summary["task"])):
         reference = per_example(POST, task, settings.reference_method, reference_step)
         reference = {m: reference[m] for m in ranked}
         index = task_resamples(task, len(reference[ranked[0]]), settings.bootstrap, settings.seed)
-        for method in methods_in(summary):
-            base = per_example(BASE, task, method, _step(method, settings))
-            draws[(task, method)] = bootstrap_swap_distances({m: base[m] for m in ranked}, reference, index)
+        for method, step in units:
+            base = per_example(BASE, task, method, step)
+            draws[(task, method, step)] = bootstrap_swap_distances({m: base[m] for m in ranked}, reference, index)
     return draws
 
 

@@ -188,6 +188,9 @@ def build_record(
     }
     if outputs is not None:
         record["replay"] = {"outputs": outputs, "sha256": replay.computed_digests(bytes_from)}
+        shipped = [label for label, path in runs.items() if path.resolve() == bytes_from.resolve()]
+        if shipped:  # the run whose outputs are shipped: `publish-ranges --refresh-replay` rewrites its verdicts
+            record["replay"]["run"] = shipped[0]
     calibrated = [path / "tables" / "calibration.csv" for path in runs.values()]
     if all(path.is_file() for path in calibrated):  # the calibration over the runs (rule calibration)
         record["calibration"] = calibration_over_runs(dict(zip(runs, calibrated, strict=True)))

@@ -5,7 +5,8 @@ claims.md says under its parts) in the `CLAIMS` registry; `@claim(...)` on a che
 one (docs/extending.md). Each claim is one module of this package (`format_without_knowledge`,
 `beats_baselines`, `predicts_rankings`, `score_compression`, `smallest_gap`), beside what they
 share: `verdicts` (how an interval becomes a verdict), `framework` (`Inputs`, the registry,
-`check_claims`), `sources` (the files and review lines claims.md names) and `writer`
+`check_claims`), `guards` (claims 3 and 5's parts against the prompt before tuning and against
+twins reassigned at random), `sources` (the files and review lines claims.md names) and `writer`
 (claims.{csv,md,tex}). Importing the package imports the claims in number order, the registry's.
 
 Each claim is split into parts; each part has an estimate and a 95% interval, and one verdict rule:
@@ -43,7 +44,10 @@ at the embedded default's shape):
   (Clopper-Pearson) confidence distribution (0 of 60 is not surely below 0.05: its exact upper
   bound is 0.060);
 - claim 4's tie-breaks: not a sampling interval but the 95% range of the distance under
-  uniformly random tie-breaks of this run's scores (an exact randomisation).
+  uniformly random tie-breaks of this run's scores (an exact randomisation);
+- claims 3 and 5's "own twins" guard: not a sampling interval either, but observed minus the
+  statistic's value under a reassignment of the twins, over every reassignment (an exact
+  permutation test: shown when fewer than 2.5% do as well; it never refutes).
 
 Computed, never written by hand: `softeval claims` from the score files.
 """

@@ -12,18 +12,21 @@ import pandas as pd
 
 from softeval.analysis.claims.verdicts import NOT_APPLICABLE, SCOPE_NOTE, Part, fragile_note, holm_refutations
 from softeval.analysis.evidence import MetricReader, shared_items
+from softeval.analysis.ranking import swap_distances_of_scores
 from softeval.analysis.tables import (
     BASELINES,
     SwapDraws,
     base_only_models,
     methods_in,
     ranking_not_applicable,
+    scores_of,
     summed_swap_draws,
     swap_draws,
+    swap_draws_at,
     twinned_models,
 )
 from softeval.layout import UnitKey
-from softeval.names import FEW_SHOT, POST, SOFT_PROMPT, ZERO_SHOT
+from softeval.names import BASE, FEW_SHOT, POST, SOFT_PROMPT, ZERO_SHOT
 from softeval.registry import Registry
 from softeval.settings import AnalysisSettings
 
@@ -83,6 +86,32 @@ class Inputs:
 
             self.swap_draws = swap_draws(self.summary, per_example, self.settings)
         return summed_swap_draws(self.swap_draws, method)
+
+    def swap_at(self, method: str, step: int | None) -> tuple[int, np.ndarray]:
+        """A method's swap distance to the post-trained ranking at `step`, summed over tasks (ties
+        broken alphabetically, as the swap table), and its bootstrap draws (the swap table's own where
+        it has the step; else drawn here from the same resamples, so that differences pair)."""
+        if step == self.step(method):
+            return self._distance(method, step), self.summed_swap_draws(method)
+
+        def per_example(role: str, task: str, method: str, step: int | None) -> dict[str, np.ndarray]:
+            return {m: self.values(role, m, task, method, step, self.settings.metric) for m in self.twinned}
+
+        draws = swap_draws_at(self.summary, per_example, self.settings, method, step)
+        return self._distance(method, step), np.sum([draws[t] for t in sorted(draws)], axis=0)
+
+    def _distance(self, method: str, step: int | None) -> int:
+        reference, ref_step = self.settings.reference_method, self.step(self.settings.reference_method)
+        base, post = self.unit_means(BASE, method, step), self.unit_means(POST, reference, ref_step)
+        return int(sum(swap_distances_of_scores(b[None, :], p[None, :])[0] for b, p in zip(base, post, strict=True)))
+
+    def unit_means(self, role: str, method: str, step: int | None) -> np.ndarray:
+        """(tasks x twinned models) mean scores of one role and method, tasks and models in name
+        order: the summary's means, which the swap table ranks."""
+        metric = self.settings.metric
+        return np.array(
+            [[scores_of(self.summary, role, method, step, t, metric)[m] for m in self.twinned] for t in self.tasks]
+        )
 
     def baselines(self) -> list[str]:
         return [m for m in BASELINES if m in self.methods]

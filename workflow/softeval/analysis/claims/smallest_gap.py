@@ -1,12 +1,14 @@
 """Claim 5, the base/post-trained score gap is smallest under soft prompting: the soft prompt's
-mean |post - base| minus each baseline's, and the non-inferiority parts that keep a gap closed
-by lowering scores from counting as evidence."""
+mean |post - base| minus each baseline's, the non-inferiority parts that keep a gap closed by
+lowering scores from counting as evidence, and the guards (claims.guards): minus the gap before
+tuning, and against the twins reassigned at random."""
 
 from __future__ import annotations
 
 import numpy as np
 
 from softeval.analysis.claims.framework import LABEL, Inputs, claim
+from softeval.analysis.claims.guards import BEFORE_TUNING, OWN_TWINS, before_tuning_missing, own_twins_part
 from softeval.analysis.claims.sources import baseline_of, bootstrap_text, over, review_line, score_file
 from softeval.analysis.claims.verdicts import GREATER, LESS, NOT_APPLICABLE, Part, Test, greater, less
 from softeval.analysis.evidence import (
@@ -17,17 +19,33 @@ from softeval.analysis.evidence import (
     paired_bootstrap,
     paired_counts,
 )
+from softeval.analysis.evidence.reassignment import gap_reassigned
 from softeval.names import BASE, POST, SOFT_PROMPT
 
 
 def gap_sources(inputs: Inputs, part: Part) -> list[str]:
     """Claim 5's files (soft prompt against the baseline, base and post-trained alike, or one
     role for a non-inferiority part) and a review line."""
+    settings, twinned, name = inputs.settings, inputs.twinned, part.part
+    final, metric = settings.final_step, settings.metric
+    if name == BEFORE_TUNING:
+        first = settings.first_step
+        return [
+            f"inputs: {metric} of {score_file(BASE, 'soft_prompt', final)} against "
+            f"{score_file(POST, 'soft_prompt', final)}, and of the same at step {first}, {over(twinned, inputs.tasks)}",
+            bootstrap_text(settings),
+            f"review: {review_line(twinned[0], inputs.tasks[0], 'soft_prompt', final, vs_step=first, metric=metric)}",
+        ]
+    if name == OWN_TWINS:
+        return [
+            f"inputs: mean {metric} of {score_file(BASE, 'soft_prompt', final)} against "
+            f"{score_file(POST, 'soft_prompt', final)} of each twin a reassignment deals, "
+            f"{over(twinned, inputs.tasks)}",
+            f"review: {review_line(twinned[0], inputs.tasks[0], 'soft_prompt', final, POST, metric=metric)}",
+        ]
     baseline = baseline_of(part)
     if baseline is None:
         return []
-    settings, twinned, name = inputs.settings, inputs.twinned, part.part
-    final, metric = settings.final_step, settings.metric
     roles = [BASE] if "(base models)" in name else [POST] if "(post-trained" in name else [BASE, POST]
     files = " and ".join(
         f"{score_file(r, 'soft_prompt', final)} against {score_file(r, baseline, None)}" for r in roles
@@ -111,4 +129,53 @@ def claim_smallest_gap(inputs: Inputs) -> list[Part]:
                     test=Test(GREATER, -NON_INFERIORITY),
                 )
             )
-    return parts + inputs.without_twin(5)
+    return parts + guards(inputs, sp, units) + inputs.without_twin(5)
+
+
+def guards(inputs: Inputs, sp: list[tuple[np.ndarray, np.ndarray]], units: list[tuple[str, str]]) -> list[Part]:
+    """The gap under the tuned prompt smaller than under the prompt before tuning, and smaller to
+    each base model's own twin than to twins reassigned at random (claims.guards)."""
+    settings = inputs.settings
+    first, final, metric = settings.first_step, settings.final_step, settings.metric
+    parts = []
+    missing = before_tuning_missing(inputs, 5)
+    if missing:
+        parts.append(missing)
+    else:
+        untuned = [
+            (
+                inputs.values(BASE, m, t, SOFT_PROMPT, first, metric),
+                inputs.values(POST, m, t, SOFT_PROMPT, first, metric),
+            )
+            for m, t in units
+        ]
+        diff = absolute_gap_difference(
+            [(b1, p1, b2, p2) for (b1, p1), (b2, p2) in zip(sp, untuned, strict=True)],
+            settings.bootstrap,
+            settings.seed,
+            [t for _, t in units],
+        )
+        gap = float(np.mean([abs(p.mean() - b.mean()) for b, p in untuned]))
+        parts.append(
+            Part(
+                5,
+                BEFORE_TUNING,
+                less(diff),
+                f"mean |post - base| {metric} over {len(units)} units under the soft prompt: at step {final} "
+                f"{float(np.mean([abs(p.mean() - b.mean()) for b, p in sp])):.3f}, at step {first} (before tuning, "
+                f"base and post-trained alike) {gap:.3f}; difference {diff} (paired bootstrap): the tuning, not the "
+                "prompt's initialisation, must close the gap",
+                diff,
+                test=Test(LESS),
+            )
+        )
+    # (tasks x twinned models) means, as the gap above averages them
+    base = np.array(
+        [[b.mean() for (b, _), (_, t) in zip(sp, units, strict=True) if t == task] for task in inputs.tasks]
+    )
+    post = np.array(
+        [[p.mean() for (_, p), (_, t) in zip(sp, units, strict=True) if t == task] for task in inputs.tasks]
+    )
+    found = gap_reassigned(base, post, settings.seed)
+    what = f"mean |post - base| {metric} under the soft prompt over {len(units)} units"
+    return [*parts, own_twins_part(5, found, len(inputs.twinned), what, "")]

@@ -17,8 +17,9 @@ own examples, as before: one index matrix per task.
 One module per concern, their names re-exported here: `thresholds` (the paper's thresholds and
 the levels of intervals and tests), `intervals` (`Interval` and how one is read), `items` (the
 declared items and each task's index matrix, `task_resamples`), `bootstrap` (the paired
-bootstrap's means, differences and shares), `significance` (exact McNemar, Holm) and `choices`
-(the spread of chosen options).
+bootstrap's means, differences and shares), `significance` (exact McNemar, Holm), `choices`
+(the spread of chosen options) and `reassignment` (the twins reassigned at random: claims 3 and
+5's exact permutation test, imported from its module).
 """
 
 from __future__ import annotations
