@@ -23,9 +23,9 @@ BEFORE_TUNING = "vs the prompt before tuning"
 
 def own_twins_part(claim: int, found: Reassigned, n_models: int, what: str, unit: str) -> Part:
     """The pairing guard: holds when the observed pairing beats random reassignments of the twins
-    at one-sided 2.5% (an exact permutation p-value); never refuted (a ranking farther from its own
-    twins than from random ones is refuted by the claim's comparisons, not here). With fewer than 5
-    models no pairing can reach 2.5% (1/4! = 0.042): not applicable, which keeps the claim from holding."""
+    at one-sided 2.5% (an exact permutation p-value); never refuted (it only keeps a claim from
+    holding on agreement that any pairing would give). With fewer than 5 models no pairing can reach
+    2.5% (1/4! = 0.042): not applicable, which keeps the claim from holding."""
     if smallest_p(n_models) >= ALPHA:
         return Part(
             claim,
