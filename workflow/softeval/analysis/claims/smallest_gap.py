@@ -14,6 +14,7 @@ from softeval.analysis.claims.verdicts import GREATER, LESS, NOT_APPLICABLE, Par
 from softeval.analysis.evidence import (
     NON_INFERIORITY,
     SIGNIFICANCE,
+    Interval,
     absolute_gap_difference,
     holm_outcomes,
     paired_bootstrap,
@@ -70,30 +71,18 @@ def claim_smallest_gap(inputs: Inputs) -> list[Part]:
     settings, parts = inputs.settings, []
     units = [(m, t) for t in inputs.tasks for m in inputs.twinned]
 
-    def arrays(method: str) -> list[tuple[np.ndarray, np.ndarray]]:
-        step = inputs.step(method)
-        return [
-            (
-                inputs.values(BASE, m, t, method, step, settings.metric),
-                inputs.values(POST, m, t, method, step, settings.metric),
-            )
-            for m, t in units
-        ]
+    def arrays(method: str) -> Pairs:
+        return _pairs(inputs, units, method, inputs.step(method))
 
     def differing(pairs: list) -> int:
         return sum(o != "within noise" for o in holm_outcomes([paired_counts(b, p) for b, p in pairs]))
 
     sp = arrays(SOFT_PROMPT)
-    sp_gap = float(np.mean([abs(p.mean() - b.mean()) for b, p in sp]))
+    sp_gap = _mean_gap(sp)
     for baseline in inputs.baselines():
         other = arrays(baseline)
-        diff = absolute_gap_difference(
-            [(b1, p1, b2, p2) for (b1, p1), (b2, p2) in zip(sp, other, strict=True)],
-            settings.bootstrap,
-            settings.seed,
-            [t for _, t in units],
-        )
-        gap = float(np.mean([abs(p.mean() - b.mean()) for b, p in other]))
+        diff = _gap_difference(inputs, sp, other, units)
+        gap = _mean_gap(other)
         parts.append(
             Part(
                 5,
@@ -132,7 +121,7 @@ def claim_smallest_gap(inputs: Inputs) -> list[Part]:
     return parts + guards(inputs, sp, units) + inputs.without_twin(5)
 
 
-def guards(inputs: Inputs, sp: list[tuple[np.ndarray, np.ndarray]], units: list[tuple[str, str]]) -> list[Part]:
+def guards(inputs: Inputs, sp: Pairs, units: list[tuple[str, str]]) -> list[Part]:
     """The gap under the tuned prompt smaller than under the prompt before tuning, and smaller to
     each base model's own twin than to twins reassigned at random (claims.guards)."""
     settings = inputs.settings
@@ -142,40 +131,51 @@ def guards(inputs: Inputs, sp: list[tuple[np.ndarray, np.ndarray]], units: list[
     if missing:
         parts.append(missing)
     else:
-        untuned = [
-            (
-                inputs.values(BASE, m, t, SOFT_PROMPT, first, metric),
-                inputs.values(POST, m, t, SOFT_PROMPT, first, metric),
-            )
-            for m, t in units
-        ]
-        diff = absolute_gap_difference(
-            [(b1, p1, b2, p2) for (b1, p1), (b2, p2) in zip(sp, untuned, strict=True)],
-            settings.bootstrap,
-            settings.seed,
-            [t for _, t in units],
-        )
-        gap = float(np.mean([abs(p.mean() - b.mean()) for b, p in untuned]))
+        untuned = _pairs(inputs, units, SOFT_PROMPT, first)
+        diff = _gap_difference(inputs, sp, untuned, units)
         parts.append(
             Part(
                 5,
                 BEFORE_TUNING,
                 less(diff),
                 f"mean |post - base| {metric} over {len(units)} units under the soft prompt: at step {final} "
-                f"{float(np.mean([abs(p.mean() - b.mean()) for b, p in sp])):.3f}, at step {first} (before tuning, "
-                f"base and post-trained alike) {gap:.3f}; difference {diff} (paired bootstrap): the tuning, not the "
+                f"{_mean_gap(sp):.3f}, at step {first} (before tuning, base and post-trained alike) "
+                f"{_mean_gap(untuned):.3f}; difference {diff} (paired bootstrap): the tuning, not the "
                 "prompt's initialisation, must close the gap",
                 diff,
                 test=Test(LESS),
             )
         )
-    # (tasks x twinned models) means, as the gap above averages them
-    base = np.array(
-        [[b.mean() for (b, _), (_, t) in zip(sp, units, strict=True) if t == task] for task in inputs.tasks]
-    )
-    post = np.array(
-        [[p.mean() for (_, p), (_, t) in zip(sp, units, strict=True) if t == task] for task in inputs.tasks]
-    )
+    # (tasks x twinned models) means: `units` runs over the twinned models task by task
+    shape = (len(inputs.tasks), len(inputs.twinned))
+    base, post = (np.array([pair[side].mean() for pair in sp]).reshape(shape) for side in (0, 1))
     found = gap_reassigned(base, post, settings.seed)
     what = f"mean |post - base| {metric} under the soft prompt over {len(units)} units"
     return [*parts, own_twins_part(5, found, len(inputs.twinned), what, "")]
+
+
+Pairs = list[tuple[np.ndarray, np.ndarray]]  # per unit: the base model's and its twin's per-example scores
+
+
+def _pairs(inputs: Inputs, units: list[tuple[str, str]], method: str, step: int | None) -> Pairs:
+    metric = inputs.settings.metric
+    return [
+        (inputs.values(BASE, m, t, method, step, metric), inputs.values(POST, m, t, method, step, metric))
+        for m, t in units
+    ]
+
+
+def _mean_gap(pairs: Pairs) -> float:
+    """Mean over units of |post - base| (each unit's means)."""
+    return float(np.mean([abs(p.mean() - b.mean()) for b, p in pairs]))
+
+
+def _gap_difference(inputs: Inputs, first: Pairs, second: Pairs, units: list[tuple[str, str]]) -> Interval:
+    """_mean_gap(first) - _mean_gap(second), with its paired bootstrap interval."""
+    settings = inputs.settings
+    return absolute_gap_difference(
+        [(b1, p1, b2, p2) for (b1, p1), (b2, p2) in zip(first, second, strict=True)],
+        settings.bootstrap,
+        settings.seed,
+        [t for _, t in units],
+    )
